@@ -1,0 +1,4 @@
+import { InitialSchema1763800000000 } from './1763800000000-InitialSchema';
+
+/** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
+export const MIGRATIONS = [InitialSchema1763800000000];

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Account } from './account.entity';
+import { Plan } from './plan.entity';
+
+@Injectable()
+export class AccountsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The account and its default settings, in one transaction. */
+  async create(name: string, plan: string): Promise<Account> {
+    return this.db.transaction(async (em) => {
+      const account = await em.save(em.create(Account, { name, plan, balance: 0, disabled: false }));
+      await em.query(`INSERT INTO account_settings (account_id, webhook_secret) VALUES ($1, $2)`, [
+        account.id,
+        `whsec_${randomBytes(24).toString('base64url')}`,
+      ]);
+      return account;
+    });
+  }
+
+  findById(id: string): Promise<Account | null> {
+    return this.db.getRepository(Account).findOneBy({ id });
+  }
+
+  count(): Promise<number> {
+    return this.db.getRepository(Account).count();
+  }
+
+  async setPlan(id: string, plan: string): Promise<void> {
+    await this.db.getRepository(Account).update({ id }, { plan });
+  }
+
+  async setDisabled(id: string, disabled: boolean): Promise<void> {
+    await this.db.getRepository(Account).update({ id }, { disabled });
+  }
+
+  findPlan(name: string): Promise<Plan | null> {
+    return this.db.getRepository(Plan).findOneBy({ name });
+  }
+
+  listPlans(): Promise<Plan[]> {
+    return this.db.getRepository(Plan).find({ order: { limit: 'ASC' } });
+  }
+
+  async updatePlan(name: string, limit: number, windowSeconds: number): Promise<Plan | null> {
+    await this.db.getRepository(Plan).update({ name }, { limit, windowSeconds });
+    return this.findPlan(name);
+  }
+}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { Account } from './account.entity';
+import { AccountsRepository } from './accounts.repository';
+import { Plan } from './plan.entity';
+
+@Injectable()
+export class AccountsService {
+  constructor(private readonly accounts: AccountsRepository) {}
+
+  async create(name: string, planName = 'free'): Promise<Account> {
+    await this.getPlan(planName);
+    return this.accounts.create(name, planName);
+  }
+
+  async get(id: string): Promise<Account> {
+    const account = await this.accounts.findById(id);
+    if (!account) throw new AppError('NOT_FOUND', `No account ${id}.`);
+    return account;
+  }
+
+  count(): Promise<number> {
+    return this.accounts.count();
+  }
+
+  async setPlan(id: string, planName: string): Promise<Account> {
+    await this.get(id);
+    await this.getPlan(planName);
+    await this.accounts.setPlan(id, planName);
+    return this.get(id);
+  }
+
+  async setDisabled(id: string, disabled: boolean): Promise<Account> {
+    await this.get(id);
+    await this.accounts.setDisabled(id, disabled);
+    return this.get(id);
+  }
+
+  async getPlan(name: string): Promise<Plan> {
+    const plan = await this.accounts.findPlan(name);
+    if (!plan) throw new AppError('NOT_FOUND', `No plan named "${name}".`);
+    return plan;
+  }
+
+  listPlans(): Promise<Plan[]> {
+    return this.accounts.listPlans();
+  }
+
+  async updatePlan(name: string, limit: number, windowSeconds: number): Promise<Plan> {
+    await this.getPlan(name);
+    return (await this.accounts.updatePlan(name, limit, windowSeconds))!;
+  }
+}

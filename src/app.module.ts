@@ -1,0 +1,40 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountsModule } from './accounts/accounts.module';
+import { AdminModule } from './admin/admin.module';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { BodyErrorInterceptor } from './common/body-error.interceptor';
+import { StrictValidationPipe } from './common/validation';
+import { AppConfig } from './config/app-config';
+import { AppConfigModule } from './config/config.module';
+import { CreditsModule } from './credits/credits.module';
+import { dataSourceOptions } from './database/data-source-options';
+import { HealthModule } from './health/health.module';
+
+@Module({})
+export class AppModule {
+  /** The whole service for a validated configuration (main.ts, the admin CLI and the tests build it the same way). */
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        TypeOrmModule.forRoot(dataSourceOptions(config.database.url, config.database.poolSize)),
+        AccountsModule,
+        AuthModule,
+        CreditsModule,
+        AdminModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_PIPE, useClass: StrictValidationPipe },
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
+      ],
+    };
+  }
+}

@@ -1,0 +1,100 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { AppError, ErrorCode, errorBody } from './errors';
+
+const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: 'INVALID_REQUEST',
+  [HttpStatus.UNAUTHORIZED]: 'INVALID_API_KEY',
+  [HttpStatus.PAYMENT_REQUIRED]: 'INSUFFICIENT_CREDITS',
+  [HttpStatus.NOT_FOUND]: 'NOT_FOUND',
+  [HttpStatus.METHOD_NOT_ALLOWED]: 'NOT_FOUND',
+  [HttpStatus.CONFLICT]: 'IDEMPOTENCY_CONFLICT',
+  [HttpStatus.PAYLOAD_TOO_LARGE]: 'PAYLOAD_TOO_LARGE',
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'INVALID_REQUEST',
+  [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
+};
+
+/** Errors raised by the body parser (raw-body / body-parser) carry a `type`. */
+const BODY_PARSER_MESSAGES: Record<string, { code: ErrorCode; message?: string }> = {
+  'entity.parse.failed': { code: 'INVALID_REQUEST', message: 'The request body is not valid JSON.' },
+  'entity.too.large': { code: 'PAYLOAD_TOO_LARGE' },
+  'encoding.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported Content-Encoding.' },
+  'charset.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported charset; send UTF-8 JSON.' },
+  'request.aborted': { code: 'INVALID_REQUEST', message: 'The request was aborted by the client.' },
+  'request.size.invalid': { code: 'INVALID_REQUEST', message: 'The request body does not match its Content-Length.' },
+};
+
+/** Postgres SQLSTATE classes and driver errors that mean "our database is unreachable". */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const candidates = [error, (error as { driverError?: unknown })?.driverError];
+  return candidates.some((candidate) => {
+    if (!candidate || typeof candidate !== 'object') return false;
+    const { code, message } = candidate as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && (/^(08|57P0|53300)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(code))) {
+      return true;
+    }
+    return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (shutting down|starting up)/i.test(message);
+  });
+}
+
+/**
+ * The one exception filter: every error anywhere in the app leaves as
+ * `{ "error": { "code", "message" } }` with the contract's status. Nothing internal
+ * (stack, SQL, driver text) ever reaches the client.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const { code, message, headers } = this.describe(exception, request);
+    const status = new AppError(code).status;
+
+    if (code === 'INTERNAL_ERROR' || code === 'SERVICE_UNAVAILABLE') {
+      this.logger.error(
+        `request ${request?.requestId ?? '-'} ${request?.method} ${request?.route?.path ?? '(no route)'} failed: ${describeForLog(exception)}`,
+        exception instanceof Error ? exception.stack : undefined,
+      );
+    }
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    response.status(status).type('application/json; charset=utf-8').send(JSON.stringify(errorBody(code, message)));
+  }
+
+  private describe(exception: unknown, request: Request): { code: ErrorCode; message?: string; headers: Record<string, string> } {
+    if (exception instanceof AppError) {
+      return { code: exception.code, message: exception.message, headers: exception.headers };
+    }
+    if (exception instanceof ThrottlerException) {
+      return { code: 'RATE_LIMITED', headers: {} };
+    }
+    const bodyParserType = (exception as { type?: unknown })?.type;
+    if (typeof bodyParserType === 'string' && BODY_PARSER_MESSAGES[bodyParserType]) {
+      return { ...BODY_PARSER_MESSAGES[bodyParserType], headers: {} };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const code = STATUS_TO_CODE[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'INVALID_REQUEST');
+      if (code === 'NOT_FOUND' && request) {
+        return { code, message: `No route ${request.method} ${request.path}.`, headers: {} };
+      }
+      return { code, headers: {} };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      return { code: 'SERVICE_UNAVAILABLE', headers: {} };
+    }
+    return { code: 'INTERNAL_ERROR', headers: {} };
+  }
+}
+
+function describeForLog(exception: unknown): string {
+  if (exception instanceof Error) return `${exception.name}: ${exception.message}`;
+  return String(exception);
+}

@@ -1,0 +1,42 @@
+import { INestApplication } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import express, { NextFunction, Request, Response } from 'express';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const deferredBodyErrors = new WeakMap<Request, unknown>();
+
+/** X-Request-Id: the client's when it is sane, otherwise a new UUID; on every response. */
+function requestId(req: Request, res: Response, next: NextFunction): void {
+  const offered = req.header('x-request-id');
+  req.requestId = offered && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
+  res.setHeader('X-Request-Id', req.requestId);
+  next();
+}
+
+/**
+ * JSON bodies up to 1 MiB. A parse error is not answered here: it is kept and raised after the
+ * guards (BodyErrorInterceptor), so the contract's order holds: 401 and 429 come before 400.
+ */
+function deferredJsonParser(): (req: Request, res: Response, next: NextFunction) => void {
+  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      if (error) deferredBodyErrors.set(req, error);
+      next();
+    });
+}
+
+export function takeDeferredBodyError(req: Request): unknown {
+  return deferredBodyErrors.get(req);
+}
+
+/** Everything HTTP-level the app needs, shared by main.ts, the tests and the benchmark. */
+export function configureHttp(app: INestApplication): void {
+  const server = app.getHttpAdapter().getInstance() as express.Express;
+  server.disable('x-powered-by');
+  server.set('etag', false);
+  app.use(requestId);
+  app.use(deferredJsonParser());
+  app.enableShutdownHooks();
+}

@@ -1,0 +1,67 @@
+import { EnvironmentVariables } from './environment';
+
+export type CheckName = 'network_status' | 'line_type' | 'portability';
+export const CHECK_NAMES: readonly CheckName[] = ['network_status', 'line_type', 'portability'];
+
+/** The typed, validated configuration every other part of the service receives (never process.env). */
+export class AppConfig {
+  readonly environment: EnvironmentVariables['NODE_ENV'];
+  readonly port: number;
+  readonly host: string;
+  readonly database: { url: string; poolSize: number };
+  readonly redisUrl: string | undefined;
+  readonly adminToken: string | undefined;
+  readonly provider: {
+    kind: 'sandbox' | 'hlr-lookups';
+    hlrLookups: { baseUrl: string; key: string; secret: string };
+    timeoutMs: number;
+    retries: number;
+    breakerThreshold: number;
+    breakerHalfOpenMs: number;
+  };
+  readonly prices: Record<CheckName, number>;
+  readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number };
+  readonly unsettledChargeRefundAfterSeconds: number;
+  readonly ipRateLimit: { limit: number; windowSeconds: number };
+  readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
+
+  constructor(env: EnvironmentVariables, databaseUrl: string) {
+    this.environment = env.NODE_ENV;
+    this.port = env.PORT;
+    this.host = env.HOST;
+    this.database = { url: databaseUrl, poolSize: env.DATABASE_POOL_SIZE };
+    this.redisUrl = env.REDIS_URL;
+    this.adminToken = env.ADMIN_TOKEN;
+    this.provider = {
+      kind: env.PROVIDER,
+      hlrLookups: {
+        baseUrl: env.HLR_LOOKUPS_URL.replace(/\/+$/, ''),
+        key: env.HLR_LOOKUPS_KEY ?? '',
+        secret: env.HLR_LOOKUPS_SECRET ?? '',
+      },
+      timeoutMs: env.PROVIDER_TIMEOUT_MS,
+      retries: env.PROVIDER_RETRIES,
+      breakerThreshold: env.PROVIDER_BREAKER_THRESHOLD,
+      breakerHalfOpenMs: env.PROVIDER_BREAKER_HALF_OPEN_MS,
+    };
+    this.prices = {
+      network_status: env.PRICE_NETWORK_STATUS,
+      line_type: env.PRICE_LINE_TYPE,
+      portability: env.PRICE_PORTABILITY,
+    };
+    this.cache = {
+      ttlSeconds: {
+        network_status: env.CACHE_TTL_NETWORK_STATUS_SECONDS,
+        line_type: env.CACHE_TTL_LINE_TYPE_SECONDS,
+        portability: env.CACHE_TTL_PORTABILITY_SECONDS,
+      },
+      maxEntries: env.CACHE_MAX_ENTRIES,
+    };
+    this.unsettledChargeRefundAfterSeconds = env.UNSETTLED_CHARGE_REFUND_AFTER_SECONDS;
+    this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };
+    this.logLevel = env.LOG_LEVEL;
+    if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
+      throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
+    }
+  }
+}

