@@ -17,7 +17,7 @@ export interface TestApp {
 
 /** The real AppModule over the e2e database, configured like production plus `env` overrides. */
 export async function startTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
-  const raw = { ...process.env, LOG_LEVEL: 'error', ...env };
+  const raw: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'error', ...env };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);
   const app = await createApp(config);
   await app.init();
