@@ -13,6 +13,7 @@ import { AppConfigModule } from './config/config.module';
 import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { SettingsModule } from './settings/settings.module';
 
 @Module({})
 export class AppModule {
@@ -26,6 +27,7 @@ export class AppModule {
         AccountsModule,
         AuthModule,
         CreditsModule,
+        SettingsModule,
         AdminModule,
         HealthModule,
       ],

@@ -1,0 +1,38 @@
+import { AppConfig } from './app-config';
+import { ConfigurationError, validateEnvironment } from './environment';
+
+describe('validateEnvironment', () => {
+  it('applies the documented defaults', () => {
+    const env = validateEnvironment({});
+    const config = new AppConfig(env, 'postgres://x');
+    expect(config.port).toBe(3000);
+    expect(config.provider.kind).toBe('sandbox');
+    expect(config.prices).toEqual({ network_status: 4, line_type: 1, portability: 2 });
+    expect(config.cache.ttlSeconds).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
+    expect(config.provider.timeoutMs).toBe(3000);
+    expect(config.adminToken).toBeUndefined();
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('converts numeric strings and treats empty values as unset', () => {
+    const env = validateEnvironment({ PORT: '8080', PRICE_LINE_TYPE: '3', REDIS_URL: '', DATABASE_URL: '' });
+    expect(env.PORT).toBe(8080);
+    expect(env.PRICE_LINE_TYPE).toBe(3);
+    expect(env.REDIS_URL).toBeUndefined();
+    expect(env.DATABASE_URL).toBeUndefined();
+  });
+
+  it('names every bad variable in one error', () => {
+    expect(() => validateEnvironment({ PORT: 'abc', PROVIDER: 'pigeon', DATABASE_URL: 'mysql://x', PRICE_PORTABILITY: '-1' })).toThrow(ConfigurationError);
+    try {
+      validateEnvironment({ PORT: 'abc', PROVIDER: 'pigeon', DATABASE_URL: 'mysql://x', PRICE_PORTABILITY: '-1' });
+    } catch (error) {
+      const message = (error as Error).message;
+      for (const name of ['PORT', 'PROVIDER', 'DATABASE_URL', 'PRICE_PORTABILITY']) expect(message).toContain(`${name}=`);
+    }
+  });
+
+  it('needs the key and secret for the hlr-lookups provider', () => {
+    expect(() => new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups' }), 'postgres://x')).toThrow(/HLR_LOOKUPS_KEY/);
+  });
+});

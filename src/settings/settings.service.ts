@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import type { EnabledChecks } from '../provider/lookup.types';
+import { SettingsDto } from './dto/settings.dto';
+import { costPerCall } from './pricing';
+import { SettingsRepository } from './settings.repository';
+
+export interface AccountChecks {
+  checks: EnabledChecks;
+  cost: number;
+}
+
+/** A change made on another instance is seen here within this time; on this instance at once. */
+const CHECKS_CACHE_TTL_MS = 1000;
+
+@Injectable()
+export class SettingsService {
+  private readonly cache = new LRUCache<string, AccountChecks>({ max: 50_000, ttl: CHECKS_CACHE_TTL_MS });
+
+  constructor(
+    private readonly settings: SettingsRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** The hot-path question of /filter: which checks run, and what do they cost? */
+  async checksFor(accountId: string): Promise<AccountChecks> {
+    const cached = this.cache.get(accountId);
+    if (cached) return cached;
+    const settings = await this.load(accountId);
+    const checks = { network_status: settings.checks.network_status, line_type: settings.checks.line_type, portability: settings.checks.portability };
+    const answer = { checks, cost: costPerCall(checks, this.config.prices) };
+    this.cache.set(accountId, answer);
+    return answer;
+  }
+
+  async get(accountId: string): Promise<SettingsDto> {
+    return this.load(accountId);
+  }
+
+  async update(accountId: string, checks: Partial<EnabledChecks>): Promise<SettingsDto> {
+    await this.settings.updateChecks(accountId, checks);
+    this.cache.delete(accountId);
+    return this.load(accountId);
+  }
+
+  async webhookSecret(accountId: string): Promise<string> {
+    return (await this.load(accountId)).webhook_secret;
+  }
+
+  private async load(accountId: string): Promise<SettingsDto> {
+    const row = await this.settings.findByAccount(accountId);
+    if (!row) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    const checks = { network_status: row.networkStatus, line_type: row.lineType, portability: row.portability };
+    return { checks, cost_per_call: costPerCall(checks, this.config.prices), webhook_secret: row.webhookSecret };
+  }
+}

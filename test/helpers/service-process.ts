@@ -1,0 +1,80 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  /** Resolves when the output matches. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+const ROOT = resolve(__dirname, '../..');
+
+/** Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port. */
+export async function startServiceProcess(env: Record<string, string | undefined>, port: number): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
+
+  const waitFor = (pattern: RegExp, timeoutMs = 45_000) =>
+    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+      const check = () => {
+        const match = output.match(pattern);
+        if (match) {
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolveMatch(match);
+        }
+      };
+      const timer = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`Timed out waiting for ${pattern} in service output:\n${output}`));
+      }, timeoutMs);
+      listeners.add(check);
+      void exited.then((code) => {
+        if (listeners.has(check)) {
+          listeners.delete(check);
+          clearTimeout(timer);
+          reject(new Error(`Service exited (${code}) before ${pattern}:\n${output}`));
+        }
+      });
+      check();
+    });
+
+  return {
+    child,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => output,
+    waitFor,
+    exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}

@@ -1,0 +1,113 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Client } from 'pg';
+import request from 'supertest';
+import { temporaryDataDir } from '../src/database/embedded-postgres';
+import { freePort, startServiceProcess } from './helpers/service-process';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('starting the service (npm start)', () => {
+  it('with no DATABASE_URL: starts an embedded Postgres, migrates, prints a working demo key, stops cleanly', async () => {
+    const dataDir = temporaryDataDir('startup');
+    const port = await freePort();
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
+    try {
+      const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
+      await service.waitFor(/listening on/);
+      const balance = await request(service.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`);
+      expect(balance.status).toBe(200);
+      expect(balance.body).toEqual({ balance: 10_000 });
+      await request(service.baseUrl).get('/docs').expect(200);
+      const postmasterPid = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+      expect(isAlive(postmasterPid)).toBe(true);
+
+      expect(await service.stop('SIGTERM')).toBe(0);
+      expect(isAlive(postmasterPid)).toBe(false);
+      expect(existsSync(`${dataDir}/PG_VERSION`)).toBe(true);
+
+      // A second start reuses the data: no second demo account, the first key still works.
+      const again = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
+      try {
+        await again.waitFor(/listening on/);
+        expect(again.output()).not.toMatch(/pf_live_/);
+        await request(again.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`).expect(200);
+      } finally {
+        await again.stop();
+      }
+    } finally {
+      await service.stop('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(`${dataDir}.password`, { force: true });
+    }
+  }, 120_000);
+
+  it('after a SIGKILL: the next start stops the orphaned postmaster and comes up', async () => {
+    const dataDir = temporaryDataDir('sigkill');
+    const port = await freePort();
+    const first = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
+    try {
+      await first.waitFor(/listening on/);
+      const postmasterPid = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+      await first.stop('SIGKILL');
+      const second = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
+      try {
+        await second.waitFor(/listening on/);
+        expect(isAlive(postmasterPid)).toBe(false);
+        await request(second.baseUrl).get('/health/ready').expect(200);
+      } finally {
+        expect(await second.stop()).toBe(0);
+      }
+    } finally {
+      await first.stop('SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(`${dataDir}.password`, { force: true });
+    }
+  }, 120_000);
+
+  it('with DATABASE_URL: migrates an empty database and serves', async () => {
+    const server = new URL(process.env.DATABASE_URL!);
+    const name = `phone_filter_startup_${process.pid}`;
+    const admin = new Client({ connectionString: server.toString() });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(server.toString());
+    url.pathname = `/${name}`;
+    const service = await startServiceProcess({ DATABASE_URL: url.toString() }, await freePort());
+    try {
+      await service.waitFor(/listening on/);
+      expect(service.output()).toMatch(/Applied migrations: InitialSchema/);
+      expect(service.output()).not.toMatch(/pf_live_/); // no demo account outside the embedded database
+      await request(service.baseUrl).get('/health/ready').expect(200);
+      const check = new Client({ connectionString: url.toString() });
+      await check.connect();
+      const plans = await check.query(`SELECT name, "limit", window_seconds FROM plans ORDER BY "limit"`);
+      await check.end();
+      expect(plans.rows).toEqual([
+        { name: 'free', limit: 5, window_seconds: 1 },
+        { name: 'standard', limit: 50, window_seconds: 1 },
+        { name: 'enterprise', limit: 1000, window_seconds: 1 },
+      ]);
+    } finally {
+      await service.stop();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  }, 120_000);
+
+  it('refuses a bad configuration with a clear message', async () => {
+    const service = await startServiceProcess({ PORT: 'abc', PROVIDER: 'carrier-pigeon' }, 1);
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toMatch(/Invalid configuration/);
+    expect(service.output()).toMatch(/PORT="abc"/);
+    expect(service.output()).toMatch(/PROVIDER="carrier-pigeon"/);
+  }, 60_000);
+});
