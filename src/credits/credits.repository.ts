@@ -1,11 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { LedgerEntryType } from './ledger-entry.entity';
 
 export interface LedgerWrite {
   id: string;
   balanceAfter: number;
 }
+
+export interface LedgerRow {
+  id: string;
+  type: LedgerEntryType;
+  amount: number;
+  balanceAfter: number;
+  phone: string | null;
+  source: string | null;
+  createdAt: Date;
+}
+
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * Every change of a balance, as ONE statement that moves accounts.balance and appends the ledger
@@ -32,6 +45,95 @@ export class CreditsRepository {
       [accountId, amount, type, details.reference, details.reason, details.actor],
     );
     return rows[0] && { id: rows[0].id, balanceAfter: Number(rows[0].balance_after) };
+  }
+
+  /**
+   * CHARGE: debits `cost` only if the balance covers it (the conditional UPDATE takes the row lock,
+   * so concurrent charges queue and none can overspend). Undefined when the balance is short.
+   * The row stays unsettled until the call answers (settle) or is refunded.
+   */
+  async charge(
+    accountId: string,
+    cost: number,
+    details: { reference: string; phone: string | null; source: string | null },
+  ): Promise<LedgerWrite | undefined> {
+    const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
+      `WITH debit AS (
+         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance)
+       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
+       SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5 FROM debit
+       RETURNING id, balance_after`,
+      [accountId, cost, details.reference, details.phone, details.source],
+    );
+    return rows[0] && { id: rows[0].id, balanceAfter: Number(rows[0].balance_after) };
+  }
+
+  /** The call answered: the charge is final. */
+  async settle(chargeId: string): Promise<void> {
+    await this.db.query(`UPDATE ledger_entries SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [chargeId]);
+  }
+
+  /**
+   * REFUND of one charge, exactly once: the credit, the REFUND row (unique refund_of) and the
+   * settling of the charge are one statement, so a second refund of the same charge (a retry, a
+   * sweep on another instance) fails as a whole on the unique constraint and changes nothing.
+   * Returns false when the charge was already refunded.
+   */
+  async refund(chargeId: string, reason: string): Promise<boolean> {
+    try {
+      const rows: unknown[] = await this.db.query(
+        `WITH charge AS (
+           SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
+            WHERE id = $1 AND type = 'CHARGE'
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
+         credit AS (
+           UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
+            WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
+         settled AS (
+           UPDATE ledger_entries SET settled_at = COALESCE(settled_at, now()) WHERE id IN (SELECT id FROM charge) RETURNING id)
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
+         SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
+                charge.phone, charge.source, $2, now()
+           FROM credit, charge, settled
+         RETURNING id`,
+        [chargeId, reason],
+      );
+      return rows.length > 0;
+    } catch (error) {
+      const failure = error as { code?: string; driverError?: { code?: string } };
+      if ((failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION) return false;
+      throw error;
+    }
+  }
+
+  /** Charges older than the bound that were neither settled nor refunded: their calls never answered. */
+  async findAbandonedCharges(olderThanSeconds: number, limit: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `SELECT id FROM ledger_entries
+        WHERE type = 'CHARGE' AND settled_at IS NULL AND created_at < now() - make_interval(secs => $1)
+        ORDER BY created_at LIMIT $2`,
+      [olderThanSeconds, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Newest first, keyset-paginated on the id. */
+  async page(accountId: string, limit: number, beforeId: string | undefined): Promise<LedgerRow[]> {
+    const rows: Array<Record<string, unknown>> = await this.db.query(
+      `SELECT id, type, amount, balance_after, phone, source, created_at FROM ledger_entries
+        WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
+        ORDER BY id DESC LIMIT $3`,
+      [accountId, beforeId ?? null, limit],
+    );
+    return rows.map((row) => ({
+      id: String(row.id),
+      type: row.type as LedgerEntryType,
+      amount: Number(row.amount),
+      balanceAfter: Number(row.balance_after),
+      phone: row.phone as string | null,
+      source: row.source as string | null,
+      createdAt: row.created_at as Date,
+    }));
   }
 
   async balance(accountId: string): Promise<number | undefined> {

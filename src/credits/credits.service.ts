@@ -1,10 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../common/errors';
-import { CreditsRepository } from './credits.repository';
+import { CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
+
+export interface UsagePage {
+  entries: LedgerRow[];
+  nextCursor: string | null;
+}
 
 @Injectable()
 export class CreditsService {
+  private readonly logger = new Logger(CreditsService.name);
+
   constructor(private readonly credits: CreditsRepository) {}
 
   async balance(accountId: string): Promise<number> {
@@ -25,7 +32,59 @@ export class CreditsService {
     throw new AppError('INVALID_REQUEST', `amount ${amount} would take the balance (${balance}) below zero.`);
   }
 
+  /** Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. */
+  async charge(accountId: string, cost: number, details: { reference: string; phone: string | null; source: string | null }): Promise<LedgerWrite> {
+    const charge = await this.credits.charge(accountId, cost, details);
+    if (!charge) {
+      const balance = await this.credits.balance(accountId);
+      throw new AppError(
+        'INSUFFICIENT_CREDITS',
+        `Your credits have run out: this call costs ${cost} and your balance is ${balance ?? 0}. Top up your balance to continue.`,
+      );
+    }
+    return charge;
+  }
+
+  settle(chargeId: string): Promise<void> {
+    return this.credits.settle(chargeId);
+  }
+
+  /** Gives a charge back, exactly once whoever asks and however often. */
+  refund(chargeId: string, reason: string): Promise<boolean> {
+    return this.credits.refund(chargeId, reason);
+  }
+
+  /** Refunds charges whose calls never answered (the process died between charge and answer). */
+  async refundAbandonedCharges(olderThanSeconds: number): Promise<number> {
+    let refunded = 0;
+    for (;;) {
+      const ids = await this.credits.findAbandonedCharges(olderThanSeconds, 500);
+      for (const id of ids) if (await this.credits.refund(id, 'call never answered')) refunded++;
+      if (ids.length < 500) break;
+    }
+    if (refunded > 0) this.logger.warn(`Refunded ${refunded} charge(s) whose calls never answered`);
+    return refunded;
+  }
+
+  async usage(accountId: string, limit: number, cursor: string | undefined): Promise<UsagePage> {
+    const beforeId = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await this.credits.page(accountId, limit + 1, beforeId);
+    const entries = rows.slice(0, limit);
+    const nextCursor = rows.length > limit ? encodeCursor(entries[entries.length - 1].id) : null;
+    return { entries, nextCursor };
+  }
+
   ledgerSum(accountId: string): Promise<number> {
     return this.credits.ledgerSum(accountId);
   }
+}
+
+function encodeCursor(id: string): string {
+  return Buffer.from(`le:${id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const match = /^le:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new AppError('INVALID_REQUEST', 'cursor is not a cursor this API returned.');
+  return match[1];
 }

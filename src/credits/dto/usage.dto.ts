@@ -1,0 +1,29 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+export class UsageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'next_cursor of the previous page.' })
+  @IsOptional() @IsString() @MaxLength(100)
+  cursor?: string;
+}
+
+export class UsageEntryDto {
+  @ApiProperty({ example: '1042' }) id: string;
+  @ApiProperty({ enum: ['TOPUP', 'CHARGE', 'REFUND', 'ADJUSTMENT'] }) type: string;
+  @ApiProperty({ example: -4, description: 'Credits; negative for a charge.' }) amount: number;
+  @ApiProperty({ example: 9996 }) balance_after: number;
+  @ApiProperty({ example: '+1415555****', nullable: true, type: String }) phone: string | null;
+  @ApiProperty({ example: 'website', nullable: true, type: String }) source: string | null;
+  @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) created_at: string;
+}
+
+export class UsagePageDto {
+  @ApiProperty({ type: [UsageEntryDto] }) entries: UsageEntryDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor to get the next (older) page; null on the last page.' })
+  next_cursor: string | null;
+}

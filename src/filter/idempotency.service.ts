@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { AppError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { IdempotencyRepository } from './idempotency.repository';
+
+const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
+
+export type IdempotentOutcome<T> = { replayed: false; result: T } | { replayed: true; result: T };
+
+/**
+ * `Idempotency-Key` (API.md section 3): a retry with the same key and body within 24 h gets the first
+ * response again and is not charged again. Only successful answers are kept: a call that failed
+ * (402, 503...) charged nothing in the end, so its retry runs again.
+ */
+@Injectable()
+export class IdempotencyService {
+  constructor(
+    private readonly calls: IdempotencyRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  static validateKey(key: string | undefined): string | undefined {
+    if (key === undefined) return undefined;
+    if (!KEY_SHAPE.test(key)) throw new AppError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
+    return key;
+  }
+
+  async run<T>(accountId: string, key: string | undefined, request: unknown, work: () => Promise<T>): Promise<IdempotentOutcome<T>> {
+    if (key === undefined) return { replayed: false, result: await work() };
+    const requestHash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
+    if (!(await this.calls.claim(accountId, key, requestHash, this.config.unsettledChargeRefundAfterSeconds))) {
+      const stored = await this.calls.find(accountId, key);
+      if (stored?.requestHash !== requestHash) {
+        throw new AppError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different request body.');
+      }
+      if (stored.status !== 'completed') {
+        throw new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; retry when it has answered.');
+      }
+      return { replayed: true, result: stored.responseBody as T };
+    }
+    try {
+      const result = await work();
+      await this.calls.complete(accountId, key, result);
+      return { replayed: false, result };
+    } catch (error) {
+      await this.calls.release(accountId, key).catch(() => undefined);
+      throw error;
+    }
+  }
+}
