@@ -20,7 +20,7 @@ export class AppConfig {
     breakerHalfOpenMs: number;
   };
   readonly prices: Record<CheckName, number>;
-  readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number };
+  readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
@@ -56,6 +56,7 @@ export class AppConfig {
         portability: env.CACHE_TTL_PORTABILITY_SECONDS,
       },
       maxEntries: env.CACHE_MAX_ENTRIES,
+      keyPrefix: env.CACHE_KEY_PREFIX,
     };
     this.unsettledChargeRefundAfterSeconds = env.UNSETTLED_CHARGE_REFUND_AFTER_SECONDS;
     this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };

@@ -88,6 +88,10 @@ export class EnvironmentVariables {
   @IsInt() @Min(1)
   CACHE_MAX_ENTRIES: number = 100_000;
 
+  /** Prefix of the lookup cache's Redis keys (lets several deployments or test runs share one Redis). */
+  @IsString() @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'CACHE_KEY_PREFIX must be 1 to 64 of A-Z a-z 0-9 : _ . -' })
+  CACHE_KEY_PREFIX = 'phone-filter:lookup:';
+
   @IsInt() @Min(5) @Max(86400)
   UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: number = 60;
 

@@ -1,0 +1,133 @@
+import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import Redis from 'ioredis';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * Where LookupService keeps answers between calls. Implementations never throw from get/set: a store
+ * that fails answers "miss" and drops writes, so a broken cache degrades to the provider, never to an error.
+ */
+export abstract class LookupCacheStore {
+  abstract readonly kind: 'memory' | 'redis';
+  abstract get<T extends object>(key: string): Promise<T | undefined>;
+  /** `ttlSeconds` 0 means "do not cache". */
+  abstract set(key: string, value: object, ttlSeconds: number): Promise<void>;
+  /** For /health/ready: whether the store answers right now. */
+  abstract ping(): Promise<boolean>;
+  /** Operations that failed and were degraded to a miss or a dropped write. */
+  abstract readonly errors: number;
+}
+
+/** Bounded in-process LRU; the default when REDIS_URL is not set. */
+export class MemoryLookupCacheStore extends LookupCacheStore {
+  readonly kind = 'memory';
+  readonly errors = 0;
+  private readonly entries: LRUCache<string, object>;
+
+  constructor(maxEntries: number) {
+    super();
+    this.entries = new LRUCache<string, object>({ max: maxEntries });
+  }
+
+  async get<T extends object>(key: string): Promise<T | undefined> {
+    return this.entries.get(key) as T | undefined;
+  }
+
+  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
+    if (ttlSeconds <= 0) return;
+    this.entries.set(key, Object.freeze(value), { ttl: ttlSeconds * 1000 });
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** Shared across instances: JSON values under a key prefix, expiry by SET EX. */
+export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleInit, OnModuleDestroy {
+  readonly kind = 'redis';
+  private failures = 0;
+  private lastWarningAt = 0;
+  private readonly logger = new Logger('LookupCache');
+  readonly client: Redis;
+
+  constructor(
+    url: string,
+    private readonly keyPrefix: string,
+    options: { commandTimeoutMs?: number } = {},
+  ) {
+    super();
+    this.client = new Redis(url, {
+      lazyConnect: true,
+      // Fail fast instead of queueing while disconnected: the caller falls back to the provider.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: options.commandTimeoutMs ?? 500,
+      connectTimeout: 2000,
+    });
+    this.client.on('error', (error: Error) => this.warn(`Redis error: ${error.message}`));
+  }
+
+  get errors(): number {
+    return this.failures;
+  }
+
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.client.connect();
+    } catch (error) {
+      this.warn(`Redis cache unreachable at start-up, lookups go to the provider until it is back: ${(error as Error).message}`);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+
+  async get<T extends object>(key: string): Promise<T | undefined> {
+    try {
+      const text = await this.client.get(this.keyPrefix + key);
+      return text === null ? undefined : (JSON.parse(text) as T);
+    } catch (error) {
+      this.failed('get', error);
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
+    if (ttlSeconds <= 0) return;
+    try {
+      await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds);
+    } catch (error) {
+      this.failed('set', error);
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  private failed(operation: string, error: unknown): void {
+    this.failures += 1;
+    this.warn(`Redis ${operation} failed, degrading to the provider: ${error instanceof Error ? error.message : String(error)}`);
+  }
+
+  /** At most one warning every 30 s: a Redis outage must not flood the log. */
+  private warn(message: string): void {
+    const now = Date.now();
+    if (now - this.lastWarningAt < 30_000) return;
+    this.lastWarningAt = now;
+    this.logger.warn(message);
+  }
+}

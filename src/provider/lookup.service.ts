@@ -1,0 +1,126 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { AppConfig, CHECK_NAMES, CheckName } from '../config/app-config';
+import { LookupCacheStore } from './lookup-cache.store';
+import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
+import { EnabledChecks, LookupAnswers } from './lookup.types';
+import { SingleFlight } from './single-flight';
+
+type FailureReason = ProviderUnavailableError['reason'];
+export type LookupOutcome = 'ok' | FailureReason;
+
+/** Plain counters, cheap to read, for /metrics later. */
+export interface LookupCounters {
+  cache: { hits: number; misses: number; storeErrors: number; store: 'memory' | 'redis' };
+  /** Provider calls (cache misses that reached the adapter), by check and outcome. */
+  lookups: Record<CheckName, Record<LookupOutcome, number>>;
+  /** Callers that joined an identical lookup already in flight instead of starting their own. */
+  singleFlightShared: number;
+}
+
+/** Which LookupAnswers field and which port method each check uses. */
+const CHECKS = {
+  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string) => provider.networkStatus(e164) },
+  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string) => provider.numberType(e164) },
+  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string) => provider.portability(e164) },
+} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string) => Promise<object> }>;
+
+const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
+
+/** Bump when the shape of a cached answer changes, so old entries are ignored rather than misread. */
+const CACHE_KEY_VERSION = 'v1';
+
+/**
+ * Answers the enabled checks for one number: each check from the cache when fresh, otherwise from the
+ * provider (one upstream call per number and check at a time, however many callers ask), then cached
+ * with its own TTL. Failures are never cached. Callers pass numbers valid for their numbering plan.
+ */
+@Injectable()
+export class LookupService {
+  private readonly logger = new Logger(LookupService.name);
+  private readonly flights = new SingleFlight();
+  private readonly ttlSeconds: Record<CheckName, number>;
+  private hits = 0;
+  private misses = 0;
+  private shared = 0;
+  private readonly outcomes = Object.fromEntries(
+    CHECK_NAMES.map((check) => [check, Object.fromEntries(OUTCOMES.map((outcome) => [outcome, 0]))]),
+  ) as Record<CheckName, Record<LookupOutcome, number>>;
+
+  constructor(
+    private readonly provider: LookupProvider,
+    private readonly store: LookupCacheStore,
+    config: AppConfig,
+  ) {
+    this.ttlSeconds = config.cache.ttlSeconds;
+  }
+
+  /**
+   * The answers of the enabled checks, run in parallel. Throws AppError PROVIDER_UNAVAILABLE when any
+   * enabled check could not be answered (answers that did arrive are still cached for the next call).
+   */
+  async lookup(e164: string, checks: EnabledChecks): Promise<LookupAnswers> {
+    const enabled = CHECK_NAMES.filter((check) => checks[check]);
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const answers: LookupAnswers = {};
+    const failures: string[] = [];
+    settled.forEach((result, index) => {
+      const check = enabled[index];
+      if (result.status === 'fulfilled') {
+        Object.assign(answers, { [CHECKS[check].field]: result.value });
+      } else if (result.reason instanceof ProviderUnavailableError) {
+        failures.push(`${check}: ${result.reason.reason} (${result.reason.message})`);
+      } else {
+        throw result.reason;
+      }
+    });
+    if (failures.length > 0) {
+      this.logger.warn(`lookup of ${maskNumber(e164)} failed: ${failures.join('; ')}`);
+      const error = new AppError('PROVIDER_UNAVAILABLE');
+      error.cause = failures;
+      throw error;
+    }
+    return answers;
+  }
+
+  get counters(): LookupCounters {
+    return {
+      cache: { hits: this.hits, misses: this.misses, storeErrors: this.store.errors, store: this.store.kind },
+      lookups: structuredClone(this.outcomes),
+      singleFlightShared: this.shared,
+    };
+  }
+
+  private answer(check: CheckName, e164: string): Promise<object> {
+    const key = `${CACHE_KEY_VERSION}:${check}:${e164}`;
+    const flight = this.flights.run(key, async () => {
+      const cached = await this.store.get(key);
+      if (cached !== undefined) {
+        this.hits += 1;
+        return cached;
+      }
+      this.misses += 1;
+      const fresh = await this.ask(check, e164);
+      await this.store.set(key, fresh, this.ttlSeconds[check]);
+      return fresh;
+    });
+    if (flight.shared) this.shared += 1;
+    return flight.promise;
+  }
+
+  private async ask(check: CheckName, e164: string): Promise<object> {
+    try {
+      const answer = await CHECKS[check].ask(this.provider, e164);
+      this.outcomes[check].ok += 1;
+      return answer;
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) this.outcomes[check][error.reason] += 1;
+      throw error;
+    }
+  }
+}
+
+/** Full numbers never reach the logs (API.md section 2). */
+export function maskNumber(e164: string): string {
+  return e164.length > 6 ? `${e164.slice(0, -4)}****` : '****';
+}

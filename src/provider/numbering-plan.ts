@@ -1,0 +1,54 @@
+import { parsePhoneNumberFromString, PhoneNumber } from 'libphonenumber-js/max';
+import { carrier } from 'libphonenumber-geo-carrier';
+import { LINE_TYPES, LineType } from './lookup.types';
+
+/** What the numbering plan alone says about a number: free to compute, no network involved. */
+export interface NumberDescription {
+  /** ISO 3166-1 alpha-2 region, or null when no region matches (e.g. +800 numbers, unknown ranges). */
+  region: string | null;
+  /** Valid for its region's numbering plan (libphonenumber `isValid()` with the max metadata). */
+  validForPlan: boolean;
+  /** libphonenumber's type; UNKNOWN when the number is not valid or the type cannot be told. */
+  lineType: LineType;
+}
+
+const KNOWN_LINE_TYPES: ReadonlySet<string> = new Set(LINE_TYPES);
+
+const E164 = /^\+[1-9]\d{1,14}$/;
+
+function parse(e164: string): PhoneNumber | undefined {
+  if (!E164.test(e164)) return undefined;
+  try {
+    return parsePhoneNumberFromString(e164);
+  } catch {
+    return undefined;
+  }
+}
+
+/** libphonenumber-js's type names are the contract's line_type values; anything else is UNKNOWN. */
+export function toLineType(libphonenumberType: string | undefined): LineType {
+  return libphonenumberType && KNOWN_LINE_TYPES.has(libphonenumberType) ? (libphonenumberType as LineType) : 'UNKNOWN';
+}
+
+/** Region, plan validity and line type of an E.164 number ("+" and digits), from libphonenumber's max metadata. */
+export function describeNumber(e164: string): NumberDescription {
+  const phone = parse(e164);
+  if (!phone) return { region: null, validForPlan: false, lineType: 'UNKNOWN' };
+  const validForPlan = phone.isValid();
+  return {
+    region: phone.country ?? null,
+    validForPlan,
+    lineType: validForPlan ? toLineType(phone.getType()) : 'UNKNOWN',
+  };
+}
+
+/**
+ * The operator the number's range was originally allocated to (Google's carrier data, English names),
+ * or null when the number is not valid or the data has no entry (most fixed lines, US/CA numbers).
+ * It does not know about portability: the current operator may differ.
+ */
+export async function originalCarrier(e164: string): Promise<string | null> {
+  const phone = parse(e164);
+  if (!phone?.isValid()) return null;
+  return (await carrier(phone, 'en')) || null;
+}
