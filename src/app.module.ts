@@ -12,6 +12,7 @@ import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
+import { FilterModule } from './filter/filter.module';
 import { HealthModule } from './health/health.module';
 import { SettingsModule } from './settings/settings.module';
 
@@ -28,6 +29,7 @@ export class AppModule {
         AuthModule,
         CreditsModule,
         SettingsModule,
+        FilterModule,
         AdminModule,
         HealthModule,
       ],

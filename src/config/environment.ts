@@ -90,7 +90,7 @@ export class EnvironmentVariables {
 
   /** Prefix of the lookup cache's Redis keys (lets several deployments or test runs share one Redis). */
   @IsString() @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'CACHE_KEY_PREFIX must be 1 to 64 of A-Z a-z 0-9 : _ . -' })
-  CACHE_KEY_PREFIX = 'phone-filter:lookup:';
+  CACHE_KEY_PREFIX: string = 'phone-filter:lookup:';
 
   @IsInt() @Min(5) @Max(86400)
   UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: number = 60;
