@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { LoggerService, LogLevel } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { AppConfig } from '../src/config/app-config';
 import { AppConfigModule } from '../src/config/config.module';
@@ -23,11 +24,14 @@ export interface ProviderTestModule {
  * The real ProviderModule alone, configured like production plus `env` overrides (no HTTP API, no
  * database needed). REDIS_URL is ignored from the outer environment unless the overrides set it.
  */
-export async function startProviderModule(env: Record<string, string | undefined> = {}): Promise<ProviderTestModule> {
+export async function startProviderModule(
+  env: Record<string, string | undefined> = {},
+  logger: LoggerService | LogLevel[] = ['error'],
+): Promise<ProviderTestModule> {
   const raw: Record<string, string | undefined> = { ...process.env, REDIS_URL: undefined, LOG_LEVEL: 'error', ...env };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL ?? 'postgres://unused@127.0.0.1/unused');
   const module = await Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ProviderModule] }).compile();
-  module.useLogger(['error']);
+  module.useLogger(logger);
   await module.init();
   return {
     module,

@@ -182,6 +182,14 @@ describe('sandbox provider', () => {
     await expect(m.health.cache()).resolves.toEqual({ store: 'memory', reachable: true });
   });
 
+  it('warns once at start-up that its results are simulated', async () => {
+    const warnings: string[] = [];
+    const recorder = { log: () => {}, error: () => {}, warn: (message: unknown) => warnings.push(String(message)) };
+    const other = await startProviderModule({ PROVIDER: 'sandbox' }, recorder);
+    await other.close();
+    expect(warnings.filter((message) => /simulated/i.test(message))).toHaveLength(1);
+  });
+
   describeTestNumberTable('sandbox', () => ({ provider: () => m.provider, module: () => m }));
 });
 
