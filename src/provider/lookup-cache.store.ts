@@ -66,7 +66,8 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
       commandTimeout: options.commandTimeoutMs ?? 500,
-      connectTimeout: 2000,
+      // Short: ioredis leaves this timer armed on refused sockets, delaying shutdown by up to this long.
+      connectTimeout: 1000,
     });
     this.client.on('error', (error: Error) => this.warn(`Redis error: ${error.message}`));
   }
@@ -84,6 +85,8 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   }
 
   async onModuleDestroy(): Promise<void> {
+    // quit() while (re)connecting neither fails nor stops the reconnect timer; disconnect() does.
+    if (this.client.status !== 'ready') return this.client.disconnect();
     try {
       await this.client.quit();
     } catch {
@@ -92,6 +95,7 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   }
 
   async get<T extends object>(key: string): Promise<T | undefined> {
+    if (!this.connected('get')) return undefined;
     try {
       const text = await this.client.get(this.keyPrefix + key);
       return text === null ? undefined : (JSON.parse(text) as T);
@@ -102,7 +106,7 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   }
 
   async set(key: string, value: object, ttlSeconds: number): Promise<void> {
-    if (ttlSeconds <= 0) return;
+    if (ttlSeconds <= 0 || !this.connected('set')) return;
     try {
       await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds);
     } catch (error) {
@@ -111,11 +115,19 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   }
 
   async ping(): Promise<boolean> {
+    if (this.client.status !== 'ready') return false;
     try {
       return (await this.client.ping()) === 'PONG';
     } catch {
       return false;
     }
+  }
+
+  /** While disconnected, skip Redis at once (ioredis would still arm a command timer per rejected command). */
+  private connected(operation: string): boolean {
+    if (this.client.status === 'ready') return true;
+    this.failed(operation, new Error(`not connected (${this.client.status})`));
+    return false;
   }
 
   private failed(operation: string, error: unknown): void {

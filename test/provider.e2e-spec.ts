@@ -1,0 +1,418 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import Redis from 'ioredis';
+import { AppError } from '../src/common/errors';
+import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
+import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
+import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
+import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
+import { EnabledChecks } from '../src/provider/lookup.types';
+import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
+import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
+
+const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
+const NETWORK_ONLY: EnabledChecks = { network_status: true, line_type: false, portability: false };
+
+/** Plan-valid UK mobile numbers (original operator: Three) ending in each test suffix. */
+const UK = {
+  absent: '+447400120000',
+  undetermined: '+447400120001',
+  ported: '+447400120002',
+  failing: '+447400120003',
+  slow: '+447400120004',
+  normal: '+447400123456',
+};
+
+async function unavailableReason(work: Promise<unknown>): Promise<string> {
+  const error = await work.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(ProviderUnavailableError);
+  return (error as ProviderUnavailableError).reason;
+}
+
+async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> {
+  const error = await work.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe('PROVIDER_UNAVAILABLE');
+  expect((error as AppError).status).toBe(503);
+}
+
+/** The test-number table, as every adapter must answer it (API.md section 10). */
+function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
+  describe(`${name}: the test-number table`, () => {
+    const { provider, module } = setup();
+
+    it('answers a normal number CONNECTED, not ported, with its original operator', async () => {
+      await expect(provider().networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(provider().portability(UK.normal)).resolves.toEqual({ isPorted: false, carrier: 'Three' });
+      await expect(provider().numberType(UK.normal)).resolves.toEqual({ lineType: 'MOBILE' });
+    });
+
+    it('answers ...0000 ABSENT', async () => {
+      await expect(provider().networkStatus(UK.absent)).resolves.toMatchObject({ status: 'ABSENT' });
+      await expect(provider().portability(UK.absent)).resolves.toMatchObject({ isPorted: false });
+    });
+
+    it('answers ...0001 UNDETERMINED', async () => {
+      await expect(provider().networkStatus(UK.undetermined)).resolves.toMatchObject({ status: 'UNDETERMINED' });
+    });
+
+    it('answers ...0002 CONNECTED and ported to a different operator', async () => {
+      const network = await provider().networkStatus(UK.ported);
+      const portability = await provider().portability(UK.ported);
+      expect(network.status).toBe('CONNECTED');
+      expect(portability.isPorted).toBe(true);
+      expect(network.carrier).toEqual(expect.any(String));
+      expect(network.carrier).not.toBe('Three');
+      expect(portability.carrier).toBe(network.carrier);
+    });
+
+    it('fails ...0003 as an upstream error', async () => {
+      expect(await unavailableReason(provider().networkStatus(UK.failing))).toBe('upstream_error');
+      await expectProviderUnavailable(module().lookups.lookup(UK.failing, NETWORK_ONLY));
+    });
+
+    it('times ...0004 out after PROVIDER_TIMEOUT_MS, not after the upstream’s 10 s', async () => {
+      const started = Date.now();
+      expect(await unavailableReason(provider().networkStatus(UK.slow))).toBe('timeout');
+      expect(Date.now() - started).toBeLessThan(5000);
+      await expectProviderUnavailable(module().lookups.lookup(UK.slow, ALL));
+    });
+
+    it('answers a number not valid for its plan ABSENT with no type', async () => {
+      await expect(provider().networkStatus('+10000000000')).resolves.toEqual({ status: 'ABSENT', carrier: null });
+      await expect(provider().numberType('+10000000000')).resolves.toEqual({ lineType: 'UNKNOWN' });
+    });
+
+    it('answers libphonenumber’s line type (US toll free, German fixed line)', async () => {
+      await expect(provider().numberType('+18002345678')).resolves.toEqual({ lineType: 'TOLL_FREE' });
+      await expect(provider().numberType('+4930123456')).resolves.toEqual({ lineType: 'FIXED_LINE' });
+    });
+
+    it('answers all enabled checks together through LookupService', async () => {
+      await expect(module().lookups.lookup(UK.ported, ALL)).resolves.toEqual({
+        networkStatus: { status: 'CONNECTED', carrier: expect.any(String) },
+        numberType: { lineType: 'MOBILE' },
+        portability: { isPorted: true, carrier: expect.any(String) },
+      });
+      await expect(module().lookups.lookup(UK.normal, { network_status: false, line_type: true, portability: false })).resolves.toEqual({
+        numberType: { lineType: 'MOBILE' },
+      });
+    });
+  });
+}
+
+// First, so that ioredis's leftover connect timer (unreachable-Redis test) has expired when the file ends.
+describe('LookupService with the Redis cache store', () => {
+  const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = `pf-test-${randomBytes(4).toString('hex')}:`;
+  let sim: UpstreamSimulator;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    sim = await startUpstreamSimulator();
+    redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    // No skipping: a missing Redis fails this suite loudly.
+    await redis.connect();
+    expect(await redis.ping()).toBe('PONG');
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+    await sim.close();
+  });
+
+  it('stores JSON answers under the key prefix with each check’s TTL, shared by every instance', async () => {
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    const first = await startProviderModule(env);
+    const second = await startProviderModule(env);
+    try {
+      expect(first.store.kind).toBe('redis');
+      await expect(first.health.cache()).resolves.toEqual({ store: 'redis', reachable: true });
+      sim.resetStats();
+      const answer = await first.lookups.lookup(UK.ported, ALL);
+
+      const key = `${prefix}v1:network_status:${UK.ported}`;
+      expect(JSON.parse((await redis.get(key))!)).toEqual(answer.networkStatus);
+      const ttl = await redis.ttl(key);
+      expect(ttl).toBeGreaterThan(3500);
+      expect(ttl).toBeLessThanOrEqual(3600);
+      expect(await redis.ttl(`${prefix}v1:portability:${UK.ported}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}v1:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
+
+      await expect(second.lookups.lookup(UK.ported, ALL)).resolves.toEqual(answer);
+      expect(sim.stats().requests).toBe(3);
+      expect(second.lookups.counters.cache).toMatchObject({ hits: 3, misses: 0, store: 'redis' });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('degrades to the provider when Redis is unreachable, never failing the call', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { REDIS_URL: 'redis://127.0.0.1:1', CACHE_KEY_PREFIX: prefix }));
+    try {
+      sim.resetStats();
+      await expect(m.lookups.lookup(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
+      await expect(m.lookups.lookup(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
+      expect(sim.stats().byPath['/hlr-lookup']).toBe(2);
+      expect(m.lookups.counters.cache.storeErrors).toBeGreaterThan(0);
+      await expect(m.health.cache()).resolves.toEqual({ store: 'redis', reachable: false });
+    } finally {
+      await m.close();
+    }
+  });
+});
+
+describe('sandbox provider', () => {
+  let m: ProviderTestModule;
+  beforeAll(async () => (m = await startProviderModule({ PROVIDER: 'sandbox', PROVIDER_TIMEOUT_MS: '300' })));
+  afterAll(() => m.close());
+
+  it('is chosen by PROVIDER=sandbox and says its answers are simulated', async () => {
+    expect(m.provider).toBeInstanceOf(SandboxAdapter);
+    await expect(m.health.check()).resolves.toEqual({ provider: 'sandbox', simulated: true, reachable: true });
+    await expect(m.health.cache()).resolves.toEqual({ store: 'memory', reachable: true });
+  });
+
+  it('warns once at start-up that its results are simulated', async () => {
+    const warnings: string[] = [];
+    const recorder = { log: () => {}, error: () => {}, warn: (message: unknown) => warnings.push(String(message)) };
+    const other = await startProviderModule({ PROVIDER: 'sandbox' }, recorder);
+    await other.close();
+    expect(warnings.filter((message) => /simulated/i.test(message))).toHaveLength(1);
+  });
+
+  describeTestNumberTable('sandbox', () => ({ provider: () => m.provider, module: () => m }));
+});
+
+describe('hlr-lookups adapter against the upstream simulator', () => {
+  let sim: UpstreamSimulator;
+  let m: ProviderTestModule;
+  beforeAll(async () => {
+    sim = await startUpstreamSimulator();
+    m = await startProviderModule(hlrLookupsEnv(sim.url));
+  });
+  afterAll(async () => {
+    await m.close();
+    await sim.close();
+  });
+
+  it('is chosen by PROVIDER=hlr-lookups, is real and reachable', async () => {
+    expect(m.provider).toBeInstanceOf(HlrLookupsAdapter);
+    await expect(m.health.check()).resolves.toEqual({ provider: 'hlr-lookups', simulated: false, reachable: true });
+  });
+
+  describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
+
+  it('also works with the real API’s /api/v2 base path', async () => {
+    const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));
+    try {
+      await expect(other.provider.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('turns a bad secret (401) into unavailable, and LookupService into PROVIDER_UNAVAILABLE', async () => {
+    const wrong = await startProviderModule(hlrLookupsEnv(sim.url, { HLR_LOOKUPS_SECRET: 'not-the-secret' }));
+    try {
+      expect(await unavailableReason(wrong.provider.networkStatus(UK.normal))).toBe('unauthorized');
+      await expectProviderUnavailable(wrong.lookups.lookup(UK.normal, ALL));
+      await expect(wrong.health.check()).resolves.toMatchObject({ reachable: false });
+      expect(wrong.lookups.counters.lookups.network_status.unauthorized).toBe(1);
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  it('refuses at the simulator a missing signature, a stale timestamp and a wrong key', async () => {
+    const body = JSON.stringify({ msisdn: UK.normal });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${sim.url}/hlr-lookup`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+    const credentials = { key: 'sim-key', secret: 'sim-secret' };
+
+    expect((await post(digestHeaders(credentials, '/hlr-lookup', 'POST', body))).status).toBe(200);
+    expect((await post({})).status).toBe(401);
+    expect((await post(digestHeaders(credentials, '/hlr-lookup', 'POST', body, Date.now() - 6 * 60_000))).status).toBe(401);
+    expect((await post(digestHeaders({ ...credentials, key: 'other' }, '/hlr-lookup', 'POST', body))).status).toBe(401);
+    expect((await post(digestHeaders(credentials, '/hlr-lookup', 'POST', `${body} `))).status).toBe(401);
+  });
+
+  it('is unavailable when the simulator is stopped', async () => {
+    const stopped = await startUpstreamSimulator();
+    const url = stopped.url;
+    await stopped.close();
+    const m2 = await startProviderModule(hlrLookupsEnv(url));
+    try {
+      expect(await unavailableReason(m2.provider.networkStatus(UK.normal))).toBe('network');
+      await expectProviderUnavailable(m2.lookups.lookup(UK.normal, ALL));
+      await expect(m2.health.check()).resolves.toMatchObject({ provider: 'hlr-lookups', reachable: false });
+    } finally {
+      await m2.close();
+    }
+  });
+
+  it('retries once after a connection reset, and never after an HTTP error', async () => {
+    let connections = 0;
+    const flaky = net.createServer((socket) => {
+      connections += 1;
+      if (connections === 1) return socket.resetAndDestroy();
+      const upstream = net.connect(sim.port, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const port = (flaky.address() as net.AddressInfo).port;
+    const m2 = await startProviderModule(hlrLookupsEnv(`http://127.0.0.1:${port}`));
+    try {
+      await expect(m2.provider.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      expect(connections).toBe(2);
+
+      sim.resetStats();
+      expect(await unavailableReason(m2.provider.networkStatus(UK.failing))).toBe('upstream_error');
+      expect(sim.stats().byPath['/hlr-lookup']).toBe(1);
+    } finally {
+      await m2.close();
+      flaky.close();
+    }
+  });
+
+  it('opens the circuit after N consecutive failures, stops calling the upstream, and recovers after the half-open delay', async () => {
+    const own = await startUpstreamSimulator();
+    const m2 = await startProviderModule(hlrLookupsEnv(own.url, { PROVIDER_BREAKER_THRESHOLD: '3', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }));
+    try {
+      const adapter = m2.provider as HlrLookupsAdapter;
+      own.setOptions({ outage: true });
+      for (let i = 0; i < 3; i += 1) expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
+      expect(adapter.circuitState).toBe('open');
+
+      own.resetStats();
+      expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('circuit_open');
+      await expectProviderUnavailable(m2.lookups.lookup(UK.normal, ALL));
+      expect(own.stats().requests).toBe(0);
+
+      own.setOptions({ outage: false });
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      await expect(adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      expect(adapter.circuitState).toBe('closed');
+      expect(own.stats().requests).toBe(1);
+    } finally {
+      await m2.close();
+      await own.close();
+    }
+  });
+});
+
+describe('LookupService: cache and single flight (hlr-lookups against the simulator)', () => {
+  let sim: UpstreamSimulator;
+  beforeAll(async () => (sim = await startUpstreamSimulator()));
+  afterAll(() => sim.close());
+  beforeEach(() => sim.setOptions({ latencyMs: 0, outage: false }));
+
+  const upstreamCalls = () => {
+    const { byPath } = sim.stats();
+    return { hlr: byPath['/hlr-lookup'] ?? 0, nt: byPath['/nt-lookup'] ?? 0, mnp: byPath['/mnp-lookup'] ?? 0 };
+  };
+
+  it('answers a repeated lookup from the cache without reaching the upstream again', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    try {
+      sim.resetStats();
+      const first = await m.lookups.lookup(UK.normal, ALL);
+      const second = await m.lookups.lookup(UK.normal, ALL);
+      expect(second).toEqual(first);
+      expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
+      expect(m.lookups.counters.cache).toMatchObject({ hits: 3, misses: 3, store: 'memory' });
+      expect(m.lookups.counters.lookups.network_status.ok).toBe(1);
+
+      // Checks are cached separately: enabling only line type later still hits.
+      await m.lookups.lookup(UK.normal, { network_status: false, line_type: true, portability: false });
+      expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('sends 20 concurrent identical lookups to the upstream once per check', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    try {
+      sim.resetStats();
+      sim.setOptions({ latencyMs: 50 });
+      const answers = await Promise.all(Array.from({ length: 20 }, () => m.lookups.lookup('+4915123456789', ALL)));
+      expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
+      expect(answers[0]).toEqual({
+        networkStatus: { status: 'CONNECTED', carrier: 'T-Mobile' },
+        numberType: { lineType: 'MOBILE' },
+        portability: { isPorted: false, carrier: 'T-Mobile' },
+      });
+      expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
+      expect(m.lookups.counters.singleFlightShared).toBe(19 * 3);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('does not cache failures: the next lookup asks the upstream again', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    try {
+      sim.resetStats();
+      sim.setOptions({ outage: true });
+      await expectProviderUnavailable(m.lookups.lookup('+33612345678', NETWORK_ONLY));
+      sim.setOptions({ outage: false });
+      await expect(m.lookups.lookup('+33612345678', NETWORK_ONLY)).resolves.toEqual({
+        networkStatus: { status: 'CONNECTED', carrier: 'SFR' },
+      });
+      expect(upstreamCalls().hlr).toBe(2);
+      expect(m.lookups.counters.lookups.network_status).toMatchObject({ ok: 1, upstream_error: 1 });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('keeps the answers of the checks that succeeded when another one fails', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    try {
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      sim.resetStats();
+      sim.setOptions({ outage: true });
+      await expectProviderUnavailable(m.lookups.lookup(UK.normal, ALL));
+      expect(upstreamCalls()).toEqual({ hlr: 0, nt: 1, mnp: 1 });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('bounds the in-memory cache to CACHE_MAX_ENTRIES (least recently used goes first)', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_MAX_ENTRIES: '2' }));
+    try {
+      sim.resetStats();
+      for (const number of ['+447400123451', '+447400123452', '+447400123453', '+447400123451']) {
+        await m.lookups.lookup(number, NETWORK_ONLY);
+      }
+      expect(upstreamCalls().hlr).toBe(4);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('does not cache a check whose TTL is 0', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_TTL_NETWORK_STATUS_SECONDS: '0' }));
+    try {
+      sim.resetStats();
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      expect(upstreamCalls().hlr).toBe(2);
+    } finally {
+      await m.close();
+    }
+  });
+});
