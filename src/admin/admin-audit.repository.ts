@@ -47,13 +47,16 @@ export class AdminAuditRepository {
     );
   }
 
-  /** Up to `limit` rows older than `beforeId` (all when undefined), newest first, optionally for one target. */
+  /**
+   * Up to `limit` rows older than `beforeId` (all when undefined), newest first, optionally for one target.
+   * Sorted by the bigint column, not by the text alias `id` (which would order 9 after 52).
+   */
   async listNewestFirst(limit: number, beforeId: string | undefined, targetId: string | undefined): Promise<AuditRow[]> {
     const rows: Array<AuditRow & { id: string }> = await this.db.query(
       `SELECT id::text AS id, actor, action, target_type, target_id, before, after, request_id, created_at
          FROM admin_audit
         WHERE ($1::bigint IS NULL OR id < $1::bigint) AND ($2::varchar IS NULL OR target_id = $2::varchar)
-        ORDER BY id DESC
+        ORDER BY admin_audit.id DESC
         LIMIT $3`,
       [beforeId ?? null, targetId ?? null, limit],
     );
