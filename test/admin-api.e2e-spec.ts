@@ -131,7 +131,7 @@ describe('admin API /admin/v1', () => {
       [{ name: 'A', credits: -1 }, /credits must not be less than 0/],
       [{ name: 'A', credits: '10' }, /credits must be an integer/],
       [{ name: 'A', credits: 1.5 }, /credits must be an integer/],
-      [{ name: 'A', plan: 'platinum' }, /plan must be one of free, standard, enterprise/],
+      [{ name: 'A', plan: 'platinum' }, /plan must be one of .*\bfree\b.*\benterprise\b/],
       [{ name: 'A', plan: 7 }, /plan must be a string/],
       [{ name: 'A', owner: 'me' }, /unknown field "owner"/],
     ])('refuses %j with 400 naming the field', async (body, message) => {

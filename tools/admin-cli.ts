@@ -8,7 +8,6 @@ import type { AdminActor } from '../src/admin/admin.service';
 import { AppError } from '../src/common/errors';
 import { OptionSpec, parseArgs, UsageError } from './admin-cli/args';
 import { COMMANDS, CommandSpec, GLOBAL_OPTIONS } from './admin-cli/commands';
-import { withAdminService } from './admin-cli/admin-context';
 
 const PROGRAM = 'npm run admin --';
 const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -45,6 +44,9 @@ async function main(argv: string[]): Promise<number> {
   }
 
   try {
+    // Loaded only now: --help and usage errors answer at once, without loading Nest and TypeORM.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { withAdminService } = require('./admin-cli/admin-context') as typeof import('./admin-cli/admin-context');
     const output = await withAdminService((admin) => operation(admin, cliActor()));
     process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return EXIT.ok;

@@ -16,13 +16,15 @@ import {
  * Every environment variable the service reads, with its default. This class is the one place that
  * knows the names; the rest of the code receives the typed AppConfig built from it.
  * Keep README's configuration table and .env.example in step with it.
+ * Numbers are annotated `: number` on purpose: when compiled file by file (ts-node transpile-only,
+ * which runs the admin CLI) an inferred type emits no `design:type`, and "3000" would stay a string.
  */
 export class EnvironmentVariables {
   @IsOptional() @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
   @IsInt() @Min(0) @Max(65535)
-  PORT = 3000;
+  PORT: number = 3000;
 
   @IsString()
   HOST = '0.0.0.0';
@@ -31,7 +33,7 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   @IsInt() @Min(1) @Max(500)
-  DATABASE_POOL_SIZE = 20;
+  DATABASE_POOL_SIZE: number = 20;
 
   @IsString()
   EMBEDDED_PG_DIR = '.data/pg';
@@ -55,46 +57,46 @@ export class EnvironmentVariables {
   HLR_LOOKUPS_SECRET?: string;
 
   @IsInt() @Min(50) @Max(60000)
-  PROVIDER_TIMEOUT_MS = 3000;
+  PROVIDER_TIMEOUT_MS: number = 3000;
 
   @IsInt() @Min(0) @Max(5)
-  PROVIDER_RETRIES = 1;
+  PROVIDER_RETRIES: number = 1;
 
   @IsInt() @Min(1) @Max(1000)
-  PROVIDER_BREAKER_THRESHOLD = 5;
+  PROVIDER_BREAKER_THRESHOLD: number = 5;
 
   @IsInt() @Min(100) @Max(600000)
-  PROVIDER_BREAKER_HALF_OPEN_MS = 10000;
+  PROVIDER_BREAKER_HALF_OPEN_MS: number = 10000;
 
   @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_NETWORK_STATUS = 4;
+  PRICE_NETWORK_STATUS: number = 4;
 
   @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_LINE_TYPE = 1;
+  PRICE_LINE_TYPE: number = 1;
 
   @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_PORTABILITY = 2;
+  PRICE_PORTABILITY: number = 2;
 
   @IsInt() @Min(0)
-  CACHE_TTL_NETWORK_STATUS_SECONDS = 3600;
+  CACHE_TTL_NETWORK_STATUS_SECONDS: number = 3600;
 
   @IsInt() @Min(0)
-  CACHE_TTL_PORTABILITY_SECONDS = 86400;
+  CACHE_TTL_PORTABILITY_SECONDS: number = 86400;
 
   @IsInt() @Min(0)
-  CACHE_TTL_LINE_TYPE_SECONDS = 2_592_000;
+  CACHE_TTL_LINE_TYPE_SECONDS: number = 2_592_000;
 
   @IsInt() @Min(1)
-  CACHE_MAX_ENTRIES = 100_000;
+  CACHE_MAX_ENTRIES: number = 100_000;
 
   @IsInt() @Min(5) @Max(86400)
-  UNSETTLED_CHARGE_REFUND_AFTER_SECONDS = 60;
+  UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: number = 60;
 
   @IsInt() @Min(1) @Max(100000)
-  IP_RATE_LIMIT = 20;
+  IP_RATE_LIMIT: number = 20;
 
   @IsInt() @Min(1) @Max(3600)
-  IP_RATE_WINDOW_SECONDS = 1;
+  IP_RATE_WINDOW_SECONDS: number = 1;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
