@@ -1,8 +1,31 @@
 import { Injectable } from '@nestjs/common';
+import type { AccountChecks } from '../accounts/accounts.repository';
+import { Account } from '../accounts/account.entity';
 import { AccountsService } from '../accounts/accounts.service';
+import { Plan } from '../accounts/plan.entity';
 import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
 import { AppError } from '../common/errors';
 import { CreditsService } from '../credits/credits.service';
+import { AdminAuditRepository, AuditRecord, AuditRow } from './admin-audit.repository';
+
+/** Who performs an admin action: `admin-api` with the request id, `cli:<os user>`, `bootstrap`... */
+export interface AdminActor {
+  name: string;
+  requestId?: string;
+}
+/** A bare string is an actor without a request id (kept so existing callers can pass 'test', 'bootstrap'). */
+export type ActorRef = string | AdminActor;
+
+export const ADMIN_LIMITS = {
+  nameLength: 200,
+  reasonLength: 500,
+  /** Largest credit amount one admin call may move, either way. */
+  credits: 1_000_000_000_000,
+  planLimit: 1_000_000,
+  planWindowSeconds: 86_400,
+  auditPageDefault: 50,
+  auditPageMax: 200,
+} as const;
 
 export interface CreatedAccount {
   id: string;
@@ -12,45 +35,275 @@ export interface CreatedAccount {
   api_key: string;
 }
 
-/** Account, key and credit operations for the admin API and the admin CLI (one code path for both). */
+export interface KeyView {
+  id: string;
+  prefix: string;
+  status: 'active' | 'revoked';
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface AccountView {
+  id: string;
+  name: string;
+  plan: string;
+  balance: number;
+  disabled: boolean;
+  created_at: string;
+  settings: { checks: AccountChecks };
+  keys: KeyView[];
+}
+
+export interface PlanView {
+  name: string;
+  limit: number;
+  window_seconds: number;
+}
+
+export interface AuditEntryView {
+  id: string;
+  actor: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  request_id: string | null;
+  created_at: string;
+}
+
+export interface AuditPage {
+  entries: AuditEntryView[];
+  next_cursor: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SYSTEM_ACTOR: AdminActor = { name: 'system' };
+
+/**
+ * Account, key, credit and plan operations for the admin API and the admin CLI: one code path for
+ * both, and every change leaves a row in the audit trail. Inputs are checked here too (the CLI has
+ * no validation pipe), with the same rules as the HTTP DTOs.
+ */
 @Injectable()
 export class AdminService {
   constructor(
     private readonly accounts: AccountsService,
     private readonly keys: ApiKeysService,
     private readonly credits: CreditsService,
+    private readonly audit: AdminAuditRepository,
   ) {}
 
-  async createAccount(input: { name: string; plan?: string; credits?: number }, actor: string): Promise<CreatedAccount> {
-    const account = await this.accounts.create(input.name, input.plan ?? 'free');
-    const balance = input.credits ? await this.credits.adjust(account.id, input.credits, 'initial credits', actor) : 0;
+  async createAccount(input: { name: string; plan?: string; credits?: number }, by: ActorRef): Promise<CreatedAccount> {
+    const actor = toActor(by);
+    const name = requireText(input.name, 'name', ADMIN_LIMITS.nameLength);
+    const plan = await this.requirePlan(input.plan ?? 'free');
+    const credits = input.credits ?? 0;
+    if (!Number.isSafeInteger(credits) || credits < 0 || credits > ADMIN_LIMITS.credits) {
+      throw new AppError('INVALID_REQUEST', `credits must be an integer from 0 to ${ADMIN_LIMITS.credits}.`);
+    }
+    const account = await this.accounts.create(name, plan.name);
+    const balance = credits > 0 ? await this.credits.adjust(account.id, credits, 'initial credits', ledgerActor(actor)) : 0;
     const key = await this.keys.issue(account.id);
+    await this.record(actor, 'account.create', 'account', account.id, null, {
+      name,
+      plan: plan.name,
+      balance,
+      disabled: false,
+      key: { id: key.id, prefix: key.prefix },
+    });
     return { id: account.id, name: account.name, plan: account.plan, balance, api_key: key.apiKey };
   }
 
-  async issueKey(accountId: string): Promise<IssuedKey> {
-    await this.accounts.get(accountId);
-    return this.keys.issue(accountId);
+  async getAccount(id: string): Promise<AccountView> {
+    const account = await this.requireAccount(id);
+    const [checks, keys] = await Promise.all([this.accounts.getChecks(id), this.keys.listForAccount(id)]);
+    return {
+      id: account.id,
+      name: account.name,
+      plan: account.plan,
+      balance: account.balance,
+      disabled: account.disabled,
+      created_at: account.createdAt.toISOString(),
+      settings: { checks: { network_status: checks.network_status, line_type: checks.line_type, portability: checks.portability } },
+      keys: keys.map((key) => ({
+        id: key.id,
+        prefix: key.prefix,
+        status: key.status,
+        created_at: key.createdAt.toISOString(),
+        last_used_at: key.lastUsedAt?.toISOString() ?? null,
+      })),
+    };
   }
 
-  async revokeKey(keyId: string): Promise<{ id: string; status: 'revoked' }> {
+  /** Changes the plan and/or the disabled flag; the account's keys are re-read on their next request. */
+  async updateAccount(id: string, changes: { plan?: string; disabled?: boolean }, by: ActorRef): Promise<AccountView> {
+    const actor = toActor(by);
+    const account = await this.requireAccount(id);
+    if (changes.plan === undefined && changes.disabled === undefined) {
+      throw new AppError('INVALID_REQUEST', 'Send at least one of plan, disabled.');
+    }
+    if (changes.disabled !== undefined && typeof changes.disabled !== 'boolean') {
+      throw new AppError('INVALID_REQUEST', 'disabled must be a boolean value.');
+    }
+    const plan = changes.plan === undefined ? undefined : await this.requirePlan(changes.plan);
+    const before: Record<string, unknown> = {};
+    const after: Record<string, unknown> = {};
+    if (plan) {
+      before.plan = account.plan;
+      after.plan = (await this.accounts.setPlan(id, plan.name)).plan;
+    }
+    if (changes.disabled !== undefined) {
+      before.disabled = account.disabled;
+      after.disabled = (await this.accounts.setDisabled(id, changes.disabled)).disabled;
+    }
+    this.keys.forgetAccount(id);
+    await this.record(actor, 'account.update', 'account', id, before, after);
+    return this.getAccount(id);
+  }
+
+  async setPlan(accountId: string, plan: string, by: ActorRef = SYSTEM_ACTOR): Promise<{ id: string; plan: string }> {
+    const account = await this.updateAccount(accountId, { plan }, by);
+    return { id: account.id, plan: account.plan };
+  }
+
+  setDisabled(accountId: string, disabled: boolean, by: ActorRef = SYSTEM_ACTOR): Promise<AccountView> {
+    return this.updateAccount(accountId, { disabled }, by);
+  }
+
+  /** amount > 0: a TOPUP; amount < 0: an ADJUSTMENT, refused (nothing changes) if it would go below zero. */
+  async changeCredits(accountId: string, amount: number, reason: string, by: ActorRef): Promise<{ balance: number }> {
+    const actor = toActor(by);
+    await this.requireAccount(accountId);
+    const why = requireText(reason, 'reason', ADMIN_LIMITS.reasonLength);
+    if (!Number.isSafeInteger(amount) || amount === 0 || Math.abs(amount) > ADMIN_LIMITS.credits) {
+      throw new AppError('INVALID_REQUEST', `amount must be a non-zero integer from -${ADMIN_LIMITS.credits} to ${ADMIN_LIMITS.credits}.`);
+    }
+    const balance = await this.credits.adjust(accountId, amount, why, ledgerActor(actor));
+    await this.record(
+      actor,
+      amount > 0 ? 'credits.top_up' : 'credits.adjust',
+      'account',
+      accountId,
+      { balance: balance - amount },
+      { balance, amount, reason: why },
+    );
+    return { balance };
+  }
+
+  async issueKey(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<IssuedKey> {
+    await this.requireAccount(accountId);
+    const key = await this.keys.issue(accountId);
+    await this.record(toActor(by), 'key.issue', 'api_key', key.id, null, { account_id: accountId, prefix: key.prefix, status: 'active' });
+    return key;
+  }
+
+  /** Takes effect on this instance's next request; other instances drop their cached copy within a second. */
+  async revokeKey(keyId: string, by: ActorRef = SYSTEM_ACTOR): Promise<{ id: string; status: 'revoked' }> {
+    const existing = UUID.test(keyId) ? await this.keys.findById(keyId) : null;
+    if (!existing) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
     const key = await this.keys.revoke(keyId);
     if (!key) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
+    await this.record(
+      toActor(by),
+      'key.revoke',
+      'api_key',
+      key.id,
+      { account_id: existing.accountId, status: existing.status },
+      { account_id: key.accountId, status: key.status },
+    );
     return { id: key.id, status: 'revoked' };
   }
 
-  async changeCredits(accountId: string, amount: number, reason: string, actor: string): Promise<{ balance: number }> {
-    await this.accounts.get(accountId);
-    return { balance: await this.credits.adjust(accountId, amount, reason, actor) };
+  async listPlans(): Promise<PlanView[]> {
+    return (await this.accounts.listPlans()).map(toPlanView);
   }
 
-  async setPlan(accountId: string, plan: string): Promise<{ id: string; plan: string }> {
-    const account = await this.accounts.setPlan(accountId, plan);
-    this.keys.forgetAccount(accountId);
-    return { id: account.id, plan: account.plan };
+  /** New limit and window; this instance applies them at once, the others within a second. */
+  async updatePlan(name: string, input: { limit: number; window_seconds: number }, by: ActorRef): Promise<PlanView> {
+    requireInteger(input.limit, 'limit', 1, ADMIN_LIMITS.planLimit);
+    requireInteger(input.window_seconds, 'window_seconds', 1, ADMIN_LIMITS.planWindowSeconds);
+    const before = toPlanView(await this.accounts.getPlan(name));
+    const after = toPlanView(await this.accounts.updatePlan(name, input.limit, input.window_seconds));
+    this.keys.forgetPlan(name);
+    await this.record(toActor(by), 'plan.update', 'plan', name, before, after);
+    return after;
+  }
+
+  async listAudit(query: { limit?: number; cursor?: string; target_id?: string }): Promise<AuditPage> {
+    const limit = query.limit ?? ADMIN_LIMITS.auditPageDefault;
+    requireInteger(limit, 'limit', 1, ADMIN_LIMITS.auditPageMax);
+    const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const rows = await this.audit.listNewestFirst(limit + 1, beforeId, query.target_id);
+    const page = rows.slice(0, limit);
+    return {
+      entries: page.map(toAuditView),
+      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null,
+    };
   }
 
   countAccounts(): Promise<number> {
     return this.accounts.count();
   }
+
+  /** Unknown and malformed ids are both simply "not found" (a malformed one never reaches Postgres). */
+  private async requireAccount(id: string): Promise<Account> {
+    if (!UUID.test(id)) throw new AppError('NOT_FOUND', `No account ${id}.`);
+    return this.accounts.get(id);
+  }
+
+  /** A plan named in a request body: an unknown one is a bad request, not a missing resource. */
+  private async requirePlan(name: unknown): Promise<Plan> {
+    const plans = await this.accounts.listPlans();
+    const plan = plans.find((candidate) => candidate.name === name);
+    if (!plan) {
+      throw new AppError('INVALID_REQUEST', `plan must be one of ${plans.map((known) => known.name).join(', ')}.`);
+    }
+    return plan;
+  }
+
+  private record(actor: AdminActor, action: string, targetType: AuditRecord['targetType'], targetId: string, before: object | null, after: object | null): Promise<void> {
+    return this.audit.append({ actor: actor.name, action, targetType, targetId, before, after, requestId: actor.requestId ?? null });
+  }
+}
+
+function toActor(by: ActorRef): AdminActor {
+  return typeof by === 'string' ? { name: by } : by;
+}
+
+/** The ledger has no request id column: the actor carries it. */
+function ledgerActor(actor: AdminActor): string {
+  return actor.requestId ? `${actor.name}:${actor.requestId}` : actor.name;
+}
+
+function requireText(value: unknown, field: string, maxLength: number): string {
+  if (typeof value !== 'string' || value.trim().length === 0 || value.length > maxLength) {
+    throw new AppError('INVALID_REQUEST', `${field} must be a non-blank string of at most ${maxLength} characters.`);
+  }
+  return value;
+}
+
+function requireInteger(value: unknown, field: string, min: number, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new AppError('INVALID_REQUEST', `${field} must be an integer from ${min} to ${max}.`);
+  }
+}
+
+function toPlanView(plan: Plan): PlanView {
+  return { name: plan.name, limit: plan.limit, window_seconds: plan.windowSeconds };
+}
+
+function toAuditView(row: AuditRow): AuditEntryView {
+  return { ...row, created_at: new Date(row.created_at).toISOString() };
+}
+
+/** Opaque to clients; inside, the id of the last entry of the page. */
+function encodeCursor(id: string): string {
+  return Buffer.from(`audit:${id}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const match = /^audit:(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new AppError('INVALID_REQUEST', 'cursor is not valid; pass next_cursor from the previous page.');
+  return match[1];
 }

@@ -72,6 +72,11 @@ export class ApiKeysService {
     this.forget((owner) => owner.accountId === accountId);
   }
 
+  /** Drops what this instance remembers of every key on a plan (after its limit or window changed). */
+  forgetPlan(planName: string): void {
+    this.forget((owner) => owner.planName === planName);
+  }
+
   private forget(matches: (owner: KeyOwner) => boolean): void {
     for (const [hash, owner] of this.owners.entries()) if (matches(owner)) this.owners.delete(hash);
   }

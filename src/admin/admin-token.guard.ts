@@ -1,0 +1,49 @@
+import { CanActivate, ExecutionContext, createParamDecorator, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { bearerToken, looksLikeApiKey } from '../auth/api-key-format';
+import { AppError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { AdminActor } from './admin.service';
+
+/**
+ * Guards /admin/v1: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time over SHA-256
+ * digests (equal lengths, so neither the token nor its length leaks). Without ADMIN_TOKEN the admin
+ * API does not exist: every route answers 404 like an unknown one.
+ */
+@Injectable()
+export class AdminTokenGuard implements CanActivate {
+  private readonly expectedDigest: Buffer | undefined;
+
+  constructor(config: AppConfig) {
+    this.expectedDigest = config.adminToken === undefined ? undefined : digest(config.adminToken);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<Request>();
+    if (!this.expectedDigest) throw new AppError('NOT_FOUND', `No route ${request.method} ${request.path}.`);
+    const token = bearerToken(request.header('authorization'));
+    if (!token) {
+      throw new AppError('INVALID_API_KEY', 'The admin API needs the header "Authorization: Bearer <ADMIN_TOKEN>".');
+    }
+    if (!timingSafeEqual(digest(token), this.expectedDigest)) {
+      throw new AppError(
+        'INVALID_API_KEY',
+        looksLikeApiKey(token) ? 'A customer API key cannot open the admin API; send the ADMIN_TOKEN.' : 'Wrong admin token.',
+      );
+    }
+    return true;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** The actor of an admin HTTP call, for the audit trail and the ledger. */
+export const HttpAdminActor = createParamDecorator(
+  (_: unknown, context: ExecutionContext): AdminActor => ({
+    name: 'admin-api',
+    requestId: context.switchToHttp().getRequest<Request>().requestId,
+  }),
+);

@@ -1,0 +1,102 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Patch, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from '../common/api-errors.decorator';
+import { ErrorCode } from '../common/errors';
+import { AdminTokenGuard, HttpAdminActor } from './admin-token.guard';
+import { AdminService } from './admin.service';
+import type { AccountView, AdminActor, AuditPage, CreatedAccount, PlanView } from './admin.service';
+import { AuditQueryDto, ChangeCreditsDto, CreateAccountDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
+import {
+  AccountDto,
+  AdminBalanceDto,
+  AuditPageDto,
+  CreatedAccountDto,
+  IssuedKeyDto,
+  PlanDto,
+  PlansDto,
+  RevokedKeyDto,
+} from './dto/admin-responses.dto';
+
+/** What every admin route can answer: NOT_FOUND also when ADMIN_TOKEN is unset (the admin API is off). */
+const ADMIN_ERRORS: ErrorCode[] = ['INVALID_API_KEY', 'NOT_FOUND', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
+
+/** /admin/v1: deliberately not @CustomerApi(), so neither API keys nor plan rate limits apply. */
+@ApiTags('admin')
+@ApiBearerAuth('admin-token')
+@ApiErrors(...ADMIN_ERRORS)
+@UseGuards(AdminTokenGuard)
+@Controller('admin/v1')
+export class AdminController {
+  constructor(private readonly admin: AdminService) {}
+
+  @Post('accounts')
+  @ApiOperation({ summary: 'Creates an account (with default settings) and its first API key, shown once.' })
+  @ApiCreatedResponse({ type: CreatedAccountDto })
+  @ApiErrors('INVALID_REQUEST')
+  createAccount(@Body() body: CreateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<CreatedAccount> {
+    return this.admin.createAccount(body, actor);
+  }
+
+  @Get('accounts/:id')
+  @ApiOperation({ summary: 'An account: balance, plan, disabled, settings and keys (never the key material).' })
+  @ApiOkResponse({ type: AccountDto })
+  getAccount(@Param('id') id: string): Promise<AccountView> {
+    return this.admin.getAccount(id);
+  }
+
+  @Patch('accounts/:id')
+  @ApiOperation({ summary: "Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY)." })
+  @ApiOkResponse({ type: AccountDto })
+  @ApiErrors('INVALID_REQUEST')
+  updateAccount(@Param('id') id: string, @Body() body: UpdateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<AccountView> {
+    return this.admin.updateAccount(id, body, actor);
+  }
+
+  @Post('accounts/:id/credits')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row.' })
+  @ApiOkResponse({ type: AdminBalanceDto })
+  @ApiErrors('INVALID_REQUEST')
+  changeCredits(@Param('id') id: string, @Body() body: ChangeCreditsDto, @HttpAdminActor() actor: AdminActor): Promise<{ balance: number }> {
+    return this.admin.changeCredits(id, body.amount, body.reason, actor);
+  }
+
+  @Post('accounts/:id/keys')
+  @ApiOperation({ summary: 'Issues another API key for the account, shown once.' })
+  @ApiCreatedResponse({ type: IssuedKeyDto })
+  async issueKey(@Param('id') id: string, @HttpAdminActor() actor: AdminActor): Promise<IssuedKeyDto> {
+    const key = await this.admin.issueKey(id, actor);
+    return { id: key.id, prefix: key.prefix, api_key: key.apiKey };
+  }
+
+  @Post('keys/:id/revoke')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Revokes a key: refused from the next request on (other instances within a second).' })
+  @ApiOkResponse({ type: RevokedKeyDto })
+  revokeKey(@Param('id') id: string, @HttpAdminActor() actor: AdminActor): Promise<RevokedKeyDto> {
+    return this.admin.revokeKey(id, actor);
+  }
+
+  @Get('plans')
+  @ApiOperation({ summary: 'The plans and their rate limits.' })
+  @ApiOkResponse({ type: PlansDto })
+  async listPlans(): Promise<{ plans: PlanView[] }> {
+    return { plans: await this.admin.listPlans() };
+  }
+
+  @Put('plans/:name')
+  @ApiOperation({ summary: "Changes a plan's limit and window; effective within a second on every instance." })
+  @ApiOkResponse({ type: PlanDto })
+  @ApiErrors('INVALID_REQUEST')
+  updatePlan(@Param('name') name: string, @Body() body: UpdatePlanDto, @HttpAdminActor() actor: AdminActor): Promise<PlanView> {
+    return this.admin.updatePlan(name, body, actor);
+  }
+
+  @Get('audit')
+  @ApiOperation({ summary: 'The audit trail of admin actions (HTTP and CLI), newest first.' })
+  @ApiOkResponse({ type: AuditPageDto })
+  @ApiErrors('INVALID_REQUEST')
+  listAudit(@Query() query: AuditQueryDto): Promise<AuditPage> {
+    return this.admin.listAudit(query);
+  }
+}

@@ -1,0 +1,96 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, NotEquals } from 'class-validator';
+import { ADMIN_LIMITS } from '../admin.service';
+
+const NOT_BLANK = /\S/;
+
+export class CreateAccountDto {
+  @ApiProperty({ example: 'Acme Ltd', maxLength: ADMIN_LIMITS.nameLength })
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'name must not be blank' })
+  @MaxLength(ADMIN_LIMITS.nameLength)
+  name: string;
+
+  @ApiPropertyOptional({ example: 'free', default: 'free', description: 'One of the plans of GET /admin/v1/plans.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  plan?: string;
+
+  @ApiPropertyOptional({ example: 1000, default: 0, minimum: 0, maximum: ADMIN_LIMITS.credits, description: 'Initial credits (a TOPUP ledger row).' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(ADMIN_LIMITS.credits)
+  credits?: number;
+}
+
+export class UpdateAccountDto {
+  @ApiPropertyOptional({ example: 'standard' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  plan?: string;
+
+  @ApiPropertyOptional({ example: true, description: 'A disabled account keeps its data; its keys get 401 REVOKED_API_KEY.' })
+  @IsOptional()
+  @IsBoolean()
+  disabled?: boolean;
+}
+
+export class ChangeCreditsDto {
+  @ApiProperty({
+    example: 500,
+    description: '> 0: top-up (TOPUP). < 0: adjustment (ADJUSTMENT), refused with 400 if the balance would go below 0.',
+    minimum: -ADMIN_LIMITS.credits,
+    maximum: ADMIN_LIMITS.credits,
+  })
+  @IsInt()
+  @NotEquals(0, { message: 'amount must not be 0' })
+  @Min(-ADMIN_LIMITS.credits)
+  @Max(ADMIN_LIMITS.credits)
+  amount: number;
+
+  @ApiProperty({ example: 'invoice 2024-117', maxLength: ADMIN_LIMITS.reasonLength, description: 'Stored on the ledger row.' })
+  @IsString()
+  @Matches(NOT_BLANK, { message: 'reason must not be blank' })
+  @MaxLength(ADMIN_LIMITS.reasonLength)
+  reason: string;
+}
+
+export class UpdatePlanDto {
+  @ApiProperty({ example: 50, minimum: 1, maximum: ADMIN_LIMITS.planLimit, description: 'Requests allowed per window.' })
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_LIMITS.planLimit)
+  limit: number;
+
+  @ApiProperty({ example: 1, minimum: 1, maximum: ADMIN_LIMITS.planWindowSeconds })
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_LIMITS.planWindowSeconds)
+  window_seconds: number;
+}
+
+export class AuditQueryDto {
+  @ApiPropertyOptional({ example: 50, default: ADMIN_LIMITS.auditPageDefault, minimum: 1, maximum: ADMIN_LIMITS.auditPageMax })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(ADMIN_LIMITS.auditPageMax)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'next_cursor of the previous page.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+
+  @ApiPropertyOptional({ description: 'Only the entries of this account, key or plan.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  target_id?: string;
+}

@@ -1,0 +1,53 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AdminModule } from '../../src/admin/admin.module';
+import { AdminService } from '../../src/admin/admin.service';
+import { AppConfig } from '../../src/config/app-config';
+import { AppConfigModule } from '../../src/config/config.module';
+import { loadEnvironment } from '../../src/config/load-config';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { migrate, openDatabase } from '../../src/database/database-runtime';
+
+/**
+ * Only what AdminService needs: the CLI must not start the service's background work (workers,
+ * schedulers) that the full AppModule may run. Query logging is off so nothing but the command's
+ * own output reaches stdout.
+ */
+@Module({})
+class AdminCliModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AdminCliModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, 2), logging: false }),
+        AdminModule,
+      ],
+    };
+  }
+}
+
+/**
+ * Opens the service's database (DATABASE_URL, or the embedded one in EMBEDDED_PG_DIR, shared with a
+ * running service), migrates it, runs `work` with the same AdminService as the HTTP admin API, and
+ * closes everything (stopping the embedded server if this process started it) so the process exits.
+ */
+export async function withAdminService<T>(work: (admin: AdminService) => Promise<T>): Promise<T> {
+  const env = loadEnvironment();
+  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
+  try {
+    await migrate(database.url);
+    const context = await NestFactory.createApplicationContext(AdminCliModule.forRoot(new AppConfig(env, database.url)), {
+      logger: false,
+      abortOnError: false,
+    });
+    try {
+      return await work(context.get(AdminService));
+    } finally {
+      await context.close();
+    }
+  } finally {
+    await database.stop();
+  }
+}
