@@ -14,6 +14,8 @@ import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { SettingsModule } from './settings/settings.module';
+import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 @Module({})
 export class AppModule {
@@ -30,11 +32,14 @@ export class AppModule {
         SettingsModule,
         AdminModule,
         HealthModule,
+        RateLimitModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: StrictValidationPipe },
+        // Guards run in this order: authentication (401), then the plan limit (429), as the contract says.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useExisting: PlanRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
       ],
     };
