@@ -13,9 +13,9 @@ import { AppConfigModule } from './config/config.module';
 import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
-import { SettingsModule } from './settings/settings.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { SettingsModule } from './settings/settings.module';
 
 @Module({})
 export class AppModule {

@@ -103,7 +103,7 @@ export class EnvironmentVariables {
 
   /** Start of every rate-limit key in Redis, so several deployments (or test runs) can share one Redis. */
   @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
-  RATE_LIMIT_REDIS_PREFIX = 'pf:rl:';
+  RATE_LIMIT_REDIS_PREFIX: string = 'pf:rl:';
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
