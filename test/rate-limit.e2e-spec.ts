@@ -304,3 +304,19 @@ describe('two instances sharing one Redis', () => {
     expect((await getBalance(second.url, badKey, '203.0.113.50')).status).toBe(429);
   });
 });
+
+describe('when the shared Redis is down', () => {
+  let api: Instance;
+  beforeAll(async () => (api = await startInstance({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_REDIS_PREFIX: REDIS_PREFIX })));
+  afterAll(() => api.t.close());
+
+  it('keeps answering, unlimited, rather than failing every call', async () => {
+    const account = await createAccount(api.t, { plan: 'free' });
+
+    const responses = await burst(FREE.limit * 2, () => getBalance(api.url, account.auth));
+
+    expect(statuses(responses)).toEqual({ 200: FREE.limit * 2 });
+    expect(responses[0].headers['ratelimit-limit']).toBeUndefined();
+    expect((await getBalance(api.url, { Authorization: 'Bearer nonsense' })).status).toBe(401);
+  });
+});

@@ -6,12 +6,14 @@ import { FailedAuthLimiter } from './failed-auth.limiter';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
 import { planThrottlerOptions, PlanRateLimitGuard } from './plan-rate-limit.guard';
 import { RateLimitStorage } from './rate-limit-storage';
-import { createRedisClient, RedisRateLimitStorage } from './redis-rate-limit.storage';
+import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
 
 /** Redis when REDIS_URL is set (one count for every instance), otherwise this process's memory. */
-export function createRateLimitStorage(config: AppConfig): RateLimitStorage {
+export async function createRateLimitStorage(config: AppConfig): Promise<RateLimitStorage> {
   if (!config.redisUrl) return new MemoryRateLimitStorage();
-  return new RedisRateLimitStorage(createRedisClient(config.redisUrl, config.rateLimitRedisPrefix));
+  const redis = createRedisClient(config.redisUrl, config.rateLimitRedisPrefix);
+  await firstConnection(redis);
+  return new RedisRateLimitStorage(redis);
 }
 
 @Module({

@@ -31,17 +31,19 @@ export class RedisRateLimitStorage extends RateLimitStorage {
   }
 
   override async close(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    // QUIT needs a live connection; a client still reconnecting is simply stopped.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
   }
 }
 
 /**
- * A client that gives up quickly when Redis is down (the guards then let requests through rather than
- * stall them) and says so once per outage, not once per request.
+ * A client that fails at once while Redis is down instead of queueing (the guards then let requests
+ * through rather than stall them), and says so once per outage, not once per request.
  */
 export function createRedisClient(url: string, keyPrefix: string): Redis {
   const logger = new Logger('RateLimitRedis');
-  const redis = new Redis(url, { keyPrefix, maxRetriesPerRequest: 1, connectTimeout: 2000, enableAutoPipelining: true });
+  const redis = new Redis(url, { keyPrefix, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
   let healthy = true;
   redis.on('error', (error: Error) => {
     if (!healthy) return;
@@ -53,4 +55,18 @@ export function createRedisClient(url: string, keyPrefix: string): Redis {
     healthy = true;
   });
   return redis;
+}
+
+/** Gives the first connection a moment before traffic arrives; a Redis that is down does not stop the start. */
+export async function firstConnection(redis: Redis, timeoutMs = 2000): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
 }
