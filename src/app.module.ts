@@ -14,6 +14,8 @@ import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { FilterModule } from './filter/filter.module';
 import { HealthModule } from './health/health.module';
+import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SettingsModule } from './settings/settings.module';
 
 @Module({})
@@ -32,11 +34,14 @@ export class AppModule {
         FilterModule,
         AdminModule,
         HealthModule,
+        RateLimitModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: StrictValidationPipe },
+        // Guards run in this order: authentication (401), then the plan limit (429), as the contract says.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useExisting: PlanRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
       ],
     };

@@ -23,6 +23,7 @@ export class AppConfig {
   readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };
+  readonly rateLimitRedisPrefix: string;
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
@@ -60,6 +61,7 @@ export class AppConfig {
     };
     this.unsettledChargeRefundAfterSeconds = env.UNSETTLED_CHARGE_REFUND_AFTER_SECONDS;
     this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };
+    this.rateLimitRedisPrefix = env.RATE_LIMIT_REDIS_PREFIX;
     this.logLevel = env.LOG_LEVEL;
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');

@@ -103,6 +103,10 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(3600)
   IP_RATE_WINDOW_SECONDS: number = 1;
 
+  /** Start of every rate-limit key in Redis, so several deployments (or test runs) can share one Redis. */
+  @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
+  RATE_LIMIT_REDIS_PREFIX: string = 'pf:rl:';
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 }

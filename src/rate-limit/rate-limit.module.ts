@@ -1,0 +1,43 @@
+import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AuthenticationAttempts } from '../auth/api-key.guard';
+import { AppConfig } from '../config/app-config';
+import { FailedAuthLimiter } from './failed-auth.limiter';
+import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
+import { planThrottlerOptions, PlanRateLimitGuard } from './plan-rate-limit.guard';
+import { RateLimitStorage } from './rate-limit-storage';
+import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
+
+/** Redis when REDIS_URL is set (one count for every instance), otherwise this process's memory. */
+export async function createRateLimitStorage(config: AppConfig): Promise<RateLimitStorage> {
+  if (!config.redisUrl) return new MemoryRateLimitStorage();
+  const redis = createRedisClient(config.redisUrl, config.rateLimitRedisPrefix);
+  await firstConnection(redis);
+  return new RedisRateLimitStorage(redis);
+}
+
+@Module({
+  providers: [{ provide: RateLimitStorage, inject: [AppConfig], useFactory: createRateLimitStorage }],
+  exports: [RateLimitStorage],
+})
+export class RateLimitStorageModule implements OnApplicationShutdown {
+  constructor(@Inject(RateLimitStorage) private readonly storage: RateLimitStorage) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.storage.close();
+  }
+}
+
+/**
+ * Plan limits per account and the failed-authentication limit per address. AppModule registers
+ * PlanRateLimitGuard as a global guard after ApiKeyGuard, which finds AuthenticationAttempts here.
+ */
+@Module({
+  imports: [
+    RateLimitStorageModule,
+    ThrottlerModule.forRootAsync({ imports: [RateLimitStorageModule], inject: [RateLimitStorage], useFactory: planThrottlerOptions }),
+  ],
+  providers: [PlanRateLimitGuard, FailedAuthLimiter, { provide: AuthenticationAttempts, useExisting: FailedAuthLimiter }],
+  exports: [PlanRateLimitGuard, AuthenticationAttempts],
+})
+export class RateLimitModule {}
