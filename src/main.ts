@@ -20,10 +20,12 @@ async function bootstrap(): Promise<void> {
   const config = new AppConfig(env, database.url);
   const app = await createApp(config);
   let stopping = false;
+  let starting: Promise<void> = Promise.resolve();
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.log(`${signal}: shutting down`);
+    await starting.catch(() => undefined); // never cut the start-up (demo account, listen) in half
     await app.close();
     await database.stop();
     process.exit(0);
@@ -31,20 +33,22 @@ async function bootstrap(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  await app.listen(config.port, config.host);
-  const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
-  logger.log(`Phone Filter listening on ${base} (Swagger UI: ${base}/docs)`);
-
-  if (database.embedded) await createDemoAccount(app.get(AdminService), logger);
+  starting = (async () => {
+    if (database.embedded) await createDemoAccount(app.get(AdminService), logger, config.port);
+    await app.listen(config.port, config.host);
+    const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
+    logger.log(`Phone Filter listening on ${base} (Swagger UI: ${base}/docs)`);
+  })();
+  await starting;
 }
 
 /** First start on the embedded database: a ready-to-use account, its key printed once. */
-async function createDemoAccount(admin: AdminService, logger: Logger): Promise<void> {
+async function createDemoAccount(admin: AdminService, logger: Logger, port: number): Promise<void> {
   if ((await admin.countAccounts()) > 0) return;
   const demo = await admin.createAccount({ name: 'Demo account', plan: 'standard', credits: DEMO_CREDITS }, 'bootstrap');
   logger.log(
     `Created a demo account with ${DEMO_CREDITS} credits. Its API key (shown once, keep it):\n\n    ${demo.api_key}\n\n` +
-      `  Try: curl -s -X POST localhost:3000/api/v1/filter -H "Authorization: Bearer ${demo.api_key}" ` +
+      `  Try: curl -s -X POST localhost:${port}/api/v1/filter -H "Authorization: Bearer ${demo.api_key}" ` +
       `-H "Content-Type: application/json" -d '{"phone":"+14155552671"}'\n`,
   );
 }

@@ -1,6 +1,9 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheckResult, HealthCheckService, HealthIndicatorResult, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ApiErrors } from '../common/api-errors.decorator';
+import { AppError } from '../common/errors';
+import { ProviderHealth } from '../provider/provider-health';
 
 @ApiTags('health')
 @Controller('health')
@@ -8,6 +11,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly provider: ProviderHealth,
   ) {}
 
   @Get('live')
@@ -18,10 +22,38 @@ export class HealthController {
   }
 
   @Get('ready')
-  @HealthCheck()
-  @ApiOperation({ summary: 'Ready to serve: the database answers.' })
-  @ApiServiceUnavailableResponse({ description: 'A dependency is down (SERVICE_UNAVAILABLE).' })
-  ready() {
-    return this.health.check([() => this.database.pingCheck('database', { timeout: 1500 })]);
+  @ApiOperation({ summary: 'Ready to serve: the database, the lookup cache store and the lookup provider answer.' })
+  @ApiOkResponse({
+    schema: {
+      example: {
+        status: 'ok',
+        info: {
+          database: { status: 'up' },
+          cache: { status: 'up', store: 'memory', reachable: true },
+          provider: { status: 'up', provider: 'sandbox', simulated: true, reachable: true },
+        },
+      },
+    },
+  })
+  @ApiErrors('SERVICE_UNAVAILABLE')
+  async ready(): Promise<HealthCheckResult> {
+    try {
+      return await this.health.check([
+        () => this.database.pingCheck('database', { timeout: 1500 }),
+        async (): Promise<HealthIndicatorResult> => {
+          const cache = await this.provider.cache();
+          return { cache: { status: cache.reachable ? 'up' : 'down', ...cache } };
+        },
+        async (): Promise<HealthIndicatorResult> => {
+          const provider = await this.provider.check();
+          return { provider: { status: provider.reachable ? 'up' : 'down', ...provider } };
+        },
+      ]);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      const result = error.getResponse() as HealthCheckResult;
+      const down = Object.keys(result.error ?? {});
+      throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${down.join(', ') || 'a dependency'} unavailable.`);
+    }
   }
 }
