@@ -43,7 +43,8 @@ describe('bad-input sweep: no input makes a 500, every error has the contract sh
   let routes: Route[];
 
   beforeAll(async () => {
-    t = await startTestApp({ ADMIN_TOKEN });
+    // A high per-address limit: the sweep sends many unauthenticated requests and must keep reaching validation.
+    t = await startTestApp({ ADMIN_TOKEN, IP_RATE_LIMIT: '100000' });
     account = await createAccount(t, { credits: 1_000_000, plan: 'enterprise' });
     routes = await discoverRoutes(t);
   });

@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AdminService } from '../../src/admin/admin.service';
 import { createApp } from '../../src/app-factory';
@@ -17,7 +18,16 @@ export interface TestApp {
 
 /** The real AppModule over the e2e database, configured like production plus `env` overrides. */
 export async function startTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
-  const raw: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'error', ...env };
+  // Each app counts and caches under its own Redis prefixes, so suites running side by side never
+  // share rate-limit windows or cached answers; a test that wants sharing passes the same prefix.
+  const isolation = `pf:test:${randomBytes(6).toString('hex')}:`;
+  const raw: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'error',
+    RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
+    CACHE_KEY_PREFIX: `${isolation}lookup:`,
+    ...env,
+  };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);
   const app = await createApp(config);
   await app.init();
