@@ -49,6 +49,13 @@ describe('errors in the contract shape', () => {
     expect(unknown.body.error.message).toContain('unknown field "colour"');
   });
 
+  it('answers a deeply nested body with 400 INVALID_REQUEST, not 500', async () => {
+    const deep = '{"checks":'.repeat(5000) + '{}' + '}'.repeat(5000);
+    const res = await request(t.http).patch('/api/v1/settings').set(account.auth).set('Content-Type', 'application/json').send(deep);
+    expectError(res, 400, 'INVALID_REQUEST');
+    expect(res.body.error.message).toMatch(/nested deeper than 32/);
+  });
+
   it('answers a body that is not an object with 400 INVALID_REQUEST', async () => {
     for (const body of ['[]', '"x"', '1', 'null', 'true']) {
       const res = await request(t.http).patch('/api/v1/settings').set(account.auth).set('Content-Type', 'application/json').send(body);
