@@ -21,6 +21,17 @@ export interface LedgerRow {
 const UNIQUE_VIOLATION = '23505';
 
 /**
+ * Charge, settle and refund commit asynchronously (`synchronous_commit = off` for that statement's
+ * transaction only). The account row is locked until commit, so a synchronous commit makes every
+ * call of one account wait for the previous WAL flush: ~600 charges/s on one account here, ~4,900
+ * without. What a Postgres crash can lose is the last fraction of a second of these commits, and each
+ * loss favours the customer while keeping balance = ledger sum: a lost charge is a free call; a lost
+ * settle or refund leaves the charge unsettled, and the sweep refunds it. A crash of the service
+ * itself loses nothing (Postgres has the rows). Top-ups and adjustments stay synchronous.
+ */
+const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
+
+/**
  * Every change of a balance, as ONE statement that moves accounts.balance and appends the ledger
  * row together: atomic without an explicit transaction, and it cannot overdraw (the WHERE clause
  * and the CHECK constraint) nor be written twice (the unique reference).
@@ -59,7 +70,7 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
       `WITH debit AS (
-         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance)
+         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 AND ${ASYNC_COMMIT} RETURNING id, balance)
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
        SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5 FROM debit
        RETURNING id, balance_after`,
@@ -70,7 +81,7 @@ export class CreditsRepository {
 
   /** The call answered: the charge is final. */
   async settle(chargeId: string): Promise<void> {
-    await this.db.query(`UPDATE ledger_entries SET settled_at = now() WHERE id = $1 AND settled_at IS NULL`, [chargeId]);
+    await this.db.query(`UPDATE ledger_entries SET settled_at = now() WHERE id = $1 AND settled_at IS NULL AND ${ASYNC_COMMIT}`, [chargeId]);
   }
 
   /**
@@ -84,7 +95,7 @@ export class CreditsRepository {
       const rows: unknown[] = await this.db.query(
         `WITH charge AS (
            SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
-            WHERE id = $1 AND type = 'CHARGE'
+            WHERE id = $1 AND type = 'CHARGE' AND ${ASYNC_COMMIT}
               AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge

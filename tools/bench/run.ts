@@ -1,0 +1,195 @@
+/**
+ * `npm run bench`: throughput and latency of POST /api/v1/filter against a bare NestJS route, in one run.
+ * Servers run as child processes (as in production); the load generator (autocannon) runs here, on the
+ * same cores. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a temporary folder.
+ */
+import autocannon from 'autocannon';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { Client } from 'pg';
+import { migrate } from '../../src/database/database-runtime';
+import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
+
+const ROOT = resolve(__dirname, '../..');
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
+
+interface Figures {
+  scenario: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Starts a server script and resolves once `ready` answers (a URL polled, or a line of output). */
+async function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((resolveReady, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready instanceof RegExp && ready.test(output)) resolveReady();
+    };
+    if (typeof ready === 'string') {
+      const poll = () =>
+        fetch(ready).then(
+          (res) => (res.ok ? resolveReady() : setTimeout(poll, 200)),
+          () => setTimeout(poll, 200),
+        );
+      poll();
+    }
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${script} exited (${code}):\n${output}`)));
+  });
+  return child;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function load(scenario: string, options: autocannon.Options): Promise<Figures> {
+  const result = await autocannon({ connections: CONNECTIONS, duration: DURATION_SECONDS, ...options });
+  return {
+    scenario,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
+}
+
+/** A distinct valid UK mobile number per request, so every lookup misses the cache. */
+function uniqueNumbers(): () => string {
+  let next = Math.floor(Math.random() * 50_000);
+  return () => {
+    next = (next + 1) % 100_000;
+    if (next % 10_000 < 5) next += 5; // the test numbers ending 0000-0004 simulate failures
+    return `+4474001${String(next).padStart(5, '0')}`;
+  };
+}
+
+async function createBenchAccount(databaseUrl: string, baseUrl: string): Promise<string> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query(
+    `INSERT INTO plans (name, "limit", window_seconds) VALUES ('bench', 10000000, 1)
+     ON CONFLICT (name) DO UPDATE SET "limit" = EXCLUDED."limit"`,
+  );
+  await db.end();
+  const res = await fetch(`${baseUrl}/admin/v1/accounts`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: `bench ${new Date().toISOString()}`, plan: 'bench', credits: 1_000_000_000 }),
+  });
+  if (res.status !== 201) throw new Error(`creating the bench account failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { api_key: string }).api_key;
+}
+
+async function benchService(databaseUrl: string, label: string, extraEnv: Record<string, string>): Promise<Figures[]> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', ...extraEnv };
+  const service = await startChild('src/main.ts', [], env, `${baseUrl}/health/live`);
+  try {
+    const apiKey = await createBenchAccount(databaseUrl, baseUrl);
+    const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+    const url = `${baseUrl}/api/v1/filter`;
+    const hit = JSON.stringify({ phone: '+447400123456', source: 'bench' });
+    await load('warm-up', { url, method: 'POST', headers, body: hit, duration: 2 });
+    const figures = [await load(`${label}: /filter cache hit (one number)`, { url, method: 'POST', headers, body: hit })];
+    const next = uniqueNumbers();
+    figures.push(
+      await load(`${label}: /filter cache miss (new number each call)`, {
+        url,
+        method: 'POST',
+        headers,
+        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ phone: next(), source: 'bench' }) }) }],
+      }),
+    );
+    return figures;
+  } finally {
+    await stopChild(service);
+  }
+}
+
+async function main(): Promise<void> {
+  let databaseUrl = process.env.DATABASE_URL;
+  let stopDatabase: () => Promise<void> = async () => undefined;
+  if (!databaseUrl) {
+    const embedded = await startEmbeddedPostgres({ dataDir: temporaryDataDir('bench'), persistent: false });
+    databaseUrl = embedded.url;
+    stopDatabase = () => embedded.stop();
+  }
+  console.log(`Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario, ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}`);
+  await migrate(databaseUrl);
+
+  const figures: Figures[] = [];
+  try {
+    const barePort = await freePort();
+    const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
+    try {
+      const url = `http://127.0.0.1:${barePort}/bare`;
+      await load('warm-up', { url, duration: 2 });
+      figures.push(await load('bare NestJS route (GET)', { url }));
+    } finally {
+      await stopChild(bare);
+    }
+
+    figures.push(...(await benchService(databaseUrl, 'sandbox', { PROVIDER: 'sandbox' })));
+
+    const simulatorPort = await freePort();
+    const simulator = await startChild('tools/upstream-simulator/main.ts', ['--port', String(simulatorPort), '--latency-ms', '100'], {}, /listening/);
+    try {
+      figures.push(
+        ...(await benchService(databaseUrl, 'hlr-lookups (simulator, 100 ms)', {
+          PROVIDER: 'hlr-lookups',
+          HLR_LOOKUPS_URL: `http://127.0.0.1:${simulatorPort}`,
+          HLR_LOOKUPS_KEY: 'sim-key',
+          HLR_LOOKUPS_SECRET: 'sim-secret',
+        })),
+      );
+    } finally {
+      await stopChild(simulator);
+    }
+  } finally {
+    await stopDatabase();
+  }
+
+  const bare = figures[0].requestsPerSecond;
+  console.log('\n| scenario | req/s | p50 ms | p99 ms | non-2xx | vs bare route |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  for (const f of figures) {
+    console.log(`| ${f.scenario} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.non2xx} | ${((100 * f.requestsPerSecond) / bare).toFixed(1)}% |`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
