@@ -14,6 +14,9 @@ import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { FilterModule } from './filter/filter.module';
 import { HealthModule } from './health/health.module';
+import { DatabaseLogger } from './logging/database-logger';
+import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SettingsModule } from './settings/settings.module';
@@ -26,7 +29,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        TypeOrmModule.forRoot(dataSourceOptions(config.database.url, config.database.poolSize)),
+        LoggingModule.forRoot(config),
+        MetricsModule,
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, config.database.poolSize), logger: new DatabaseLogger() }),
         AccountsModule,
         AuthModule,
         CreditsModule,

@@ -56,10 +56,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = new AppError(code).status;
 
     if (code === 'INTERNAL_ERROR' || code === 'SERVICE_UNAVAILABLE') {
-      this.logger.error(
-        `request ${request?.requestId ?? '-'} ${request?.method} ${request?.route?.path ?? '(no route)'} failed: ${describeForLog(exception)}`,
-        exception instanceof Error ? exception.stack : undefined,
-      );
+      // One structured line (the request id also binds it to the request's access line); pino masks phone numbers in it.
+      this.logger.error({
+        msg: `request ${request?.requestId ?? '-'} ${request?.method} ${request?.route?.path ?? '(no route)'} failed: ${describeForLog(exception)}`,
+        requestId: request?.requestId,
+        code,
+        err: exception instanceof Error ? exception : undefined,
+      });
     }
     if (response.headersSent) {
       response.end();

@@ -1,6 +1,11 @@
 import { INestApplication } from '@nestjs/common';
+import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface';
 import { randomUUID } from 'node:crypto';
 import express, { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { AppConfig } from '../config/app-config';
+import { CorsOrigins } from '../config/http-options';
+import { Metrics } from '../metrics/metrics';
 import { AppError } from './errors';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -49,12 +54,41 @@ export function takeDeferredBodyError(req: Request): unknown {
   return deferredBodyErrors.get(req);
 }
 
+/**
+ * helmet's defaults (CSP, HSTS, nosniff, frame-ancestors...) with two changes. Swagger UI at /docs
+ * works under them: its scripts are same-origin files, its inline <style> is allowed by style-src.
+ * `upgrade-insecure-requests` is dropped: on a plain-HTTP deployment (behind a TLS-terminating
+ * proxy, or the compose demo) it would make browsers fetch Swagger UI's files over https and fail.
+ */
+function securityHeaders(): ReturnType<typeof helmet> {
+  return helmet({
+    contentSecurityPolicy: { directives: { 'upgrade-insecure-requests': null } },
+  });
+}
+
+/** Headers a browser client sends and may read; the API has no cookies, so never credentials. */
+export function corsOptions(origins: CorsOrigins): CorsOptions {
+  return {
+    origin: origins === '*' ? '*' : origins,
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+    exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
+    credentials: false,
+    maxAge: 600,
+  };
+}
+
 /** Everything HTTP-level the app needs, shared by main.ts, the tests and the benchmark. */
-export function configureHttp(app: INestApplication): void {
+export function configureHttp(app: INestApplication, config: AppConfig): void {
   const server = app.getHttpAdapter().getInstance() as express.Express;
   server.disable('x-powered-by');
   server.set('etag', false);
+  // req.ip (the per-address rate limit) is the client's, not the load balancer's, only when told how many hops to trust.
+  server.set('trust proxy', config.http.trustProxy);
+  app.use(app.get(Metrics).httpMiddleware());
+  app.use(securityHeaders());
+  if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
   app.use(requestId);
   app.use(deferredJsonParser());
-  app.enableShutdownHooks();
+  // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT (drain HTTP first, then app.close()).
 }

@@ -1,4 +1,5 @@
 import { EnvironmentVariables } from './environment';
+import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
 export type CheckName = 'network_status' | 'line_type' | 'portability';
 export const CHECK_NAMES: readonly CheckName[] = ['network_status', 'line_type', 'portability'];
@@ -25,6 +26,8 @@ export class AppConfig {
   readonly ipRateLimit: { limit: number; windowSeconds: number };
   readonly rateLimitRedisPrefix: string;
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
+  readonly shutdownTimeoutMs: number;
+  readonly http: { corsOrigins: CorsOrigins | undefined; trustProxy: TrustProxy };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
     this.environment = env.NODE_ENV;
@@ -63,6 +66,11 @@ export class AppConfig {
     this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };
     this.rateLimitRedisPrefix = env.RATE_LIMIT_REDIS_PREFIX;
     this.logLevel = env.LOG_LEVEL;
+    this.shutdownTimeoutMs = env.SHUTDOWN_TIMEOUT_MS;
+    this.http = {
+      corsOrigins: env.CORS_ORIGINS === undefined ? undefined : parseCorsOrigins(env.CORS_ORIGINS),
+      trustProxy: parseTrustProxy(env.TRUST_PROXY) ?? false,
+    };
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
     }

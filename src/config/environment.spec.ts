@@ -36,3 +36,22 @@ describe('validateEnvironment', () => {
     expect(() => new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups' }), 'postgres://x')).toThrow(/HLR_LOOKUPS_KEY/);
   });
 });
+
+describe('operations settings', () => {
+  it('defaults to no CORS, no trusted proxy and a 10 s shutdown bound', () => {
+    const config = new AppConfig(validateEnvironment({}), 'postgres://x');
+    expect(config.http).toEqual({ corsOrigins: undefined, trustProxy: false });
+    expect(config.shutdownTimeoutMs).toBe(10000);
+  });
+
+  it('reads CORS_ORIGINS, TRUST_PROXY and SHUTDOWN_TIMEOUT_MS', () => {
+    const env = validateEnvironment({ CORS_ORIGINS: 'https://a.example.com,https://b.example.com', TRUST_PROXY: '1', SHUTDOWN_TIMEOUT_MS: '2500' });
+    const config = new AppConfig(env, 'postgres://x');
+    expect(config.http).toEqual({ corsOrigins: ['https://a.example.com', 'https://b.example.com'], trustProxy: 1 });
+    expect(config.shutdownTimeoutMs).toBe(2500);
+  });
+
+  it('names a malformed CORS_ORIGINS or TRUST_PROXY', () => {
+    expect(() => validateEnvironment({ CORS_ORIGINS: 'example.com', TRUST_PROXY: 'sometimes' })).toThrow(/CORS_ORIGINS="example.com"[\s\S]*TRUST_PROXY="sometimes"/);
+  });
+});

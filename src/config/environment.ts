@@ -11,7 +11,15 @@ import {
   Min,
   MinLength,
   validateSync,
+  ValidateBy,
+  ValidationOptions,
 } from 'class-validator';
+import { parseCorsOrigins, parseTrustProxy } from './http-options';
+
+/** A string the given parser accepts (the parser, not a regex, is the one definition of the format). */
+function ParsesWith(parse: (raw: string) => unknown, message: string, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy({ name: 'parsesWith', validator: { validate: (value) => typeof value === 'string' && parse(value) !== undefined, defaultMessage: () => message } }, options);
+}
 
 /**
  * Every environment variable the service reads, with its default. This class is the one place that
@@ -109,6 +117,19 @@ export class EnvironmentVariables {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
+
+  /** On SIGTERM/SIGINT: how long in-flight requests may take to finish before the process exits anyway. */
+  @IsInt() @Min(0) @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS: number = 10000;
+
+  /** Unset: no CORS headers (browsers on other origins are refused). `*` or comma-separated origins. */
+  @IsOptional()
+  @ParsesWith(parseCorsOrigins, 'CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com')
+  CORS_ORIGINS?: string;
+
+  /** Express `trust proxy`: false, true, a hop count, or loopback / linklocal / uniquelocal / IPs / CIDRs. */
+  @ParsesWith(parseTrustProxy, 'TRUST_PROXY must be true, false, a number of hops, or comma-separated loopback/linklocal/uniquelocal/IP/CIDR')
+  TRUST_PROXY: string = 'false';
 }
 
 export class ConfigurationError extends Error {}

@@ -88,11 +88,11 @@ export class CreditsRepository {
    * REFUND of one charge, exactly once: the credit, the REFUND row (unique refund_of) and the
    * settling of the charge are one statement, so a second refund of the same charge (a retry, a
    * sweep on another instance) fails as a whole on the unique constraint and changes nothing.
-   * Returns false when the charge was already refunded.
+   * Returns the credits given back, or undefined when the charge was already refunded.
    */
-  async refund(chargeId: string, reason: string): Promise<boolean> {
+  async refund(chargeId: string, reason: string): Promise<number | undefined> {
     try {
-      const rows: unknown[] = await this.db.query(
+      const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
            SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
             WHERE id = $1 AND type = 'CHARGE' AND ${ASYNC_COMMIT}
@@ -106,13 +106,13 @@ export class CreditsRepository {
          SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
                 charge.phone, charge.source, $2, now()
            FROM credit, charge, settled
-         RETURNING id`,
+         RETURNING amount`,
         [chargeId, reason],
       );
-      return rows.length > 0;
+      return rows[0] && Number(rows[0].amount);
     } catch (error) {
       const failure = error as { code?: string; driverError?: { code?: string } };
-      if ((failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION) return false;
+      if ((failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION) return undefined;
       throw error;
     }
   }

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../common/errors';
+import { Metrics } from '../metrics/metrics';
 import { CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
 
 export interface UsagePage {
@@ -12,7 +13,10 @@ export interface UsagePage {
 export class CreditsService {
   private readonly logger = new Logger(CreditsService.name);
 
-  constructor(private readonly credits: CreditsRepository) {}
+  constructor(
+    private readonly credits: CreditsRepository,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
 
   async balance(accountId: string): Promise<number> {
     const balance = await this.credits.balance(accountId);
@@ -42,6 +46,7 @@ export class CreditsService {
         `Your credits have run out: this call costs ${cost} and your balance is ${balance ?? 0}. Top up your balance to continue.`,
       );
     }
+    this.metrics?.creditsCharged(cost);
     return charge;
   }
 
@@ -50,8 +55,11 @@ export class CreditsService {
   }
 
   /** Gives a charge back, exactly once whoever asks and however often. */
-  refund(chargeId: string, reason: string): Promise<boolean> {
-    return this.credits.refund(chargeId, reason);
+  async refund(chargeId: string, reason: string): Promise<boolean> {
+    const refunded = await this.credits.refund(chargeId, reason);
+    if (refunded === undefined) return false;
+    this.metrics?.creditsRefunded(refunded);
+    return true;
   }
 
   /** Refunds charges whose calls never answered (the process died between charge and answer). */
@@ -59,7 +67,7 @@ export class CreditsService {
     let refunded = 0;
     for (;;) {
       const ids = await this.credits.findAbandonedCharges(olderThanSeconds, 500);
-      for (const id of ids) if (await this.credits.refund(id, 'call never answered')) refunded++;
+      for (const id of ids) if (await this.refund(id, 'call never answered')) refunded++;
       if (ids.length < 500) break;
     }
     if (refunded > 0) this.logger.warn(`Refunded ${refunded} charge(s) whose calls never answered`);

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { AppConfig, CHECK_NAMES, CheckName } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
 import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
 import { EnabledChecks, LookupAnswers } from './lookup.types';
@@ -51,6 +52,7 @@ export class LookupService {
     private readonly provider: LookupProvider,
     private readonly store: LookupCacheStore,
     config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.ttlSeconds = config.cache.ttlSeconds;
   }
@@ -109,12 +111,15 @@ export class LookupService {
   }
 
   private async ask(check: CheckName, e164: string): Promise<object> {
+    const timed = this.metrics?.startUpstreamTimer(check);
     try {
       const answer = await CHECKS[check].ask(this.provider, e164);
       this.outcomes[check].ok += 1;
+      timed?.('ok');
       return answer;
     } catch (error) {
       if (error instanceof ProviderUnavailableError) this.outcomes[check][error.reason] += 1;
+      timed?.(error instanceof ProviderUnavailableError ? error.reason : 'error');
       throw error;
     }
   }

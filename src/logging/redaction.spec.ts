@@ -1,0 +1,24 @@
+import { maskPhonesIn, maskPhonesInFields } from './redaction';
+
+describe('maskPhonesIn', () => {
+  it.each([
+    ['lookup of +447700900123 failed', 'lookup of +44770090**** failed'],
+    ['/api/v1/x/%2B447700900123?a=1', '/api/v1/x/%2B44770090****?a=1'],
+    ['/api/v1/x/%2b14155552671', '/api/v1/x/%2b1415555****'],
+    ['two: +14155552671,+447400120003', 'two: +1415555****,+44740012****'],
+    ['short +1234567', 'short +123****'],
+  ])('masks %j', (text, expected) => {
+    expect(maskPhonesIn(text)).toBe(expected);
+  });
+
+  it.each(['request 550e8400-e29b-41d4-a716-446655440000 took 12 ms', 'charge 1234567890123 settled', 'duration +12 ms', '+1415555****'])(
+    'leaves %j alone',
+    (text) => {
+      expect(maskPhonesIn(text)).toBe(text);
+    },
+  );
+
+  it('masks string fields and keeps the others', () => {
+    expect(maskPhonesInFields({ url: '/x/+14155552671', status: 200 })).toEqual({ url: '/x/+1415555****', status: 200 });
+  });
+});
