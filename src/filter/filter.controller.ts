@@ -57,7 +57,7 @@ export class FilterController {
       },
       defaultChecks: {
         summary: 'Default settings (network status only)',
-        value: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'EE', line_type: 'UNKNOWN', is_ported: false },
+        value: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false },
       },
       invalid: {
         summary: 'Not valid for its numbering plan',
