@@ -1,16 +1,52 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { ErrorCode, ERROR_STATUS } from './errors';
+import { ErrorCode, ERROR_CODES, ERROR_STATUS, errorBody } from './errors';
 
-/** Documents the contract's error responses of a route, all with the one Error schema. */
-export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorator {
+export const ERROR_SCHEMA_REF = '#/components/schemas/Error';
+
+/** When each code is answered (API.md section 1), for the response descriptions of the document. */
+const ERROR_WHEN = {
+  INVALID_REQUEST: 'malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter',
+  INVALID_API_KEY: 'no `Authorization` header, not `Bearer <key>`, or an unknown key',
+  REVOKED_API_KEY: 'the key was revoked or its account is disabled',
+  INSUFFICIENT_CREDITS: 'the balance is below the cost of the call; nothing is charged',
+  NOT_FOUND: 'unknown route or resource',
+  IDEMPOTENCY_CONFLICT: 'the `Idempotency-Key` was used with another body, or its first call is still running',
+  PAYLOAD_TOO_LARGE: 'the body is over 1 MiB',
+  RATE_LIMITED: 'the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds',
+  INTERNAL_ERROR: 'a bug; the message is generic and the error is logged with the request id',
+  PROVIDER_UNAVAILABLE: 'the lookup network is unreachable, timed out or failing; the credits of the call are refunded',
+  SERVICE_UNAVAILABLE: "the service's own database (or a dependency) is unreachable; nothing is charged",
+} as const satisfies Record<ErrorCode, string>;
+
+/** One response of the document for the codes that share an HTTP status: the Error schema, one example per code. */
+export function errorResponseContent(codes: readonly ErrorCode[]) {
+  const ordered = ERROR_CODES.filter((code) => codes.includes(code));
+  return {
+    description: ordered.map((code) => `**${code}**: ${ERROR_WHEN[code]}.`).join(' '),
+    schema: { $ref: ERROR_SCHEMA_REF },
+    examples: Object.fromEntries(ordered.map((code) => [code, { summary: code, value: errorBody(code) }])),
+  };
+}
+
+/** The codes an Error response of the document already names (the keys of its examples). */
+export function documentedErrorCodes(examples: Record<string, unknown> | undefined): ErrorCode[] {
+  return ERROR_CODES.filter((code) => examples !== undefined && code in examples);
+}
+
+export function groupByStatus(codes: readonly ErrorCode[]): Map<number, ErrorCode[]> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
-  return applyDecorators(
-    ...[...byStatus].map(([status, sameStatus]) =>
-      ApiResponse({ status, description: sameStatus.join(' or '), schema: { $ref: '#/components/schemas/Error' } }),
-    ),
-  );
+  return byStatus;
+}
+
+/**
+ * Documents the contract's error responses of a route, all with the one Error schema. Codes that every
+ * route of a kind can answer (INTERNAL_ERROR everywhere; 401, 429 and 503 on /api/v1) are added to the
+ * document by buildOpenApiDocument, merged with these, so a route lists only its own.
+ */
+export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(...[...groupByStatus(codes)].map(([status, sameStatus]) => ApiResponse({ status, ...errorResponseContent(sameStatus) })));
 }
 
 /** What every authenticated /api/v1 route can answer besides its own errors. */

@@ -1,18 +1,44 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ERROR_CODES } from './errors';
+import type { HeaderObject, OperationObject, ReferenceObject, ResponseObject } from '@nestjs/swagger';
+import { CUSTOMER_API_ERRORS, documentedErrorCodes, ERROR_SCHEMA_REF, errorResponseContent, groupByStatus } from './api-errors.decorator';
+import { ErrorCode, ERROR_CODES } from './errors';
+
+const API_DESCRIPTION = `One synchronous call tells whether a phone number is well-formed and live, what line it is and whether it was ported, billed in credits.
+
+**Authentication.** Every \`/api/v1\` route needs \`Authorization: Bearer <API_KEY>\` (click **Authorize**, scheme \`api-key\`). The \`/admin/v1\` routes need the deployment's \`ADMIN_TOKEN\` (scheme \`admin-token\`); without \`ADMIN_TOKEN\` they answer 404.
+
+**Errors.** Every non-2xx response has the body \`{ "error": { "code", "message" } }\` (schema \`Error\`); the codes of each route are listed with its responses.
+
+**Credits.** \`POST /api/v1/filter\` costs the sum of the prices of the checks enabled in the account settings (defaults: network status 4, line type 1, portability 2 credits; \`GET /api/v1/settings\` tells the cost with this deployment's prices). Requests refused before the credit step are never charged; a 503 \`PROVIDER_UNAVAILABLE\` is refunded.
+
+**Rate limits.** Per account and plan, across all keys and instances. Every \`/api/v1\` response after authentication carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`; a 429 carries \`Retry-After\`.`;
+
+/** Headers of the document's responses, referenced from components.headers. */
+const RESPONSE_HEADERS: Record<string, HeaderObject> = {
+  'X-Request-Id': {
+    description: "The request's id: the client's `X-Request-Id` when sane, otherwise a new UUID. Quote it when reporting a problem.",
+    schema: { type: 'string', example: '3f6c1d2e-8a4b-4c55-9b1e-0f2a7d9c4e11' },
+  },
+  'RateLimit-Limit': { description: "Requests allowed per window by the account's plan.", schema: { type: 'integer', example: 50 } },
+  'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer', example: 49 } },
+  'RateLimit-Reset': { description: 'Seconds until the current window ends.', schema: { type: 'integer', example: 1 } },
+  'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1).', schema: { type: 'integer', minimum: 1, example: 1 } },
+};
+const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Phone Filter API')
-    .setDescription(
-      'One synchronous call tells whether a phone number is well-formed and live, what line it is and whether ' +
-        'it was ported, billed in credits. Authenticate with `Authorization: Bearer <API_KEY>`. Every error has ' +
-        'the body `{ "error": { "code", "message" } }`.',
-    )
+    .setDescription(API_DESCRIPTION)
     .setVersion('1.0.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Your API key (pf_live_...)' }, 'api-key')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The ADMIN_TOKEN of the deployment' }, 'admin-token')
+    .addTag('filter', 'Check phone numbers (charged in credits).')
+    .addTag('settings', 'Which checks run on every call, and what a call costs.')
+    .addTag('credits', 'Balance and the credits ledger.')
+    .addTag('health', 'Liveness and readiness probes (no authentication).')
+    .addTag('admin', 'Accounts, keys, credits and plans, with the ADMIN_TOKEN.')
     .build();
   const document = SwaggerModule.createDocument(app, config);
   document.components ??= {};
@@ -21,19 +47,58 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     Error: {
       type: 'object',
       required: ['error'],
+      additionalProperties: false,
       properties: {
         error: {
           type: 'object',
           required: ['code', 'message'],
+          additionalProperties: false,
           properties: {
             code: { type: 'string', enum: [...ERROR_CODES] },
-            message: { type: 'string', example: 'phone must be in E.164 format, e.g. +14155552671' },
+            message: { type: 'string', description: 'For people; may change. Branch on `code`.', example: 'phone must be in E.164 format, e.g. +14155552671' },
           },
         },
       },
     },
   };
+  document.components.headers = { ...document.components.headers, ...RESPONSE_HEADERS };
+  for (const pathItem of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
+      const operation = pathItem[method];
+      if (operation) completeOperation(operation);
+    }
+  }
   return document;
+}
+
+/**
+ * What holds for every route of a kind, added here once rather than on each controller: any route can
+ * answer 500 INTERNAL_ERROR (the one exception filter); /api/v1 routes also answer 401, 429 and 503
+ * and carry the rate-limit headers after authentication; every response carries X-Request-Id.
+ */
+function completeOperation(operation: OperationObject): void {
+  const customerApi = (operation.security ?? []).some((requirement) => 'api-key' in requirement);
+  const required: ErrorCode[] = customerApi ? CUSTOMER_API_ERRORS : ['INTERNAL_ERROR'];
+  for (const [status, codes] of groupByStatus(required)) {
+    const existing = operation.responses[status] as ResponseObject | undefined;
+    const content = existing?.content?.['application/json'];
+    if (existing && (content?.schema as ReferenceObject | undefined)?.$ref !== ERROR_SCHEMA_REF) continue;
+    const merged = errorResponseContent([...documentedErrorCodes(content?.examples), ...codes]);
+    operation.responses[status] = {
+      ...existing,
+      description: merged.description,
+      content: { 'application/json': { schema: merged.schema, examples: merged.examples } },
+    };
+  }
+  for (const [status, response] of Object.entries(operation.responses) as [string, ResponseObject][]) {
+    const names = ['X-Request-Id'];
+    if (customerApi && status !== '401') names.push(...RATE_LIMIT_HEADERS);
+    if (status === '429') names.push('Retry-After');
+    response.headers = {
+      ...response.headers,
+      ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])),
+    };
+  }
 }
 
 export function setupSwagger(app: INestApplication): void {

@@ -16,14 +16,34 @@ export class CreditsController {
 
   @Get('balance')
   @ApiOperation({ summary: "The account's credit balance." })
-  @ApiOkResponse({ type: BalanceDto })
+  @ApiOkResponse({ type: BalanceDto, example: { balance: 9996 } })
   async balance(@CurrentAccount() account: AuthenticatedAccount): Promise<BalanceDto> {
     return { balance: await this.credits.balance(account.accountId) };
   }
 
   @Get('usage')
-  @ApiOperation({ summary: 'The credits ledger of the account, newest first (phone numbers masked).' })
-  @ApiOkResponse({ type: UsagePageDto })
+  @ApiOperation({
+    summary: 'The credits ledger of the account, newest first (phone numbers masked).',
+    description:
+      'Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` ' +
+      'entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page.',
+  })
+  @ApiOkResponse({
+    type: UsagePageDto,
+    examples: {
+      firstPage: {
+        summary: 'A charge, its refund and a top-up',
+        value: {
+          entries: [
+            { id: '1044', type: 'REFUND', amount: 4, balance_after: 1000, phone: '+44740012****', source: 'website', created_at: '2026-11-22T10:00:03.120Z' },
+            { id: '1043', type: 'CHARGE', amount: -4, balance_after: 996, phone: '+44740012****', source: 'website', created_at: '2026-11-22T10:00:00.250Z' },
+            { id: '1042', type: 'TOPUP', amount: 1000, balance_after: 1000, phone: null, source: null, created_at: '2026-11-21T09:12:44.002Z' },
+          ],
+          next_cursor: null,
+        },
+      },
+    },
+  })
   @ApiErrors('INVALID_REQUEST')
   async usage(@CurrentAccount() account: AuthenticatedAccount, @Query() query: UsageQueryDto): Promise<UsagePageDto> {
     const page = await this.credits.usage(account.accountId, query.limit ?? 50, query.cursor);

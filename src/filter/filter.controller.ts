@@ -1,5 +1,5 @@
 import { Body, Controller, Headers, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
@@ -20,11 +20,51 @@ export class FilterController {
   @ApiOperation({
     summary: 'Check one phone number',
     description:
-      'Runs the checks enabled in the account settings and answers synchronously. Costs the sum of the enabled ' +
-      "checks' prices (see GET /api/v1/settings); a 503 PROVIDER_UNAVAILABLE is refunded.",
+      'Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six ' +
+      'fields. Costs the sum of the enabled checks\' prices, `cost_per_call` of the settings (defaults: network status ' +
+      '4, line type 1, portability 2 credits). Country and numbering-plan validity are always computed, free. A number ' +
+      'that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged ' +
+      'like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.\n\n' +
+      'Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, ' +
+      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded); anything else CONNECTED.',
   })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Retry safely: same key and body within 24 h → same answer, charged once.' })
-  @ApiOkResponse({ type: FilterResultDto })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters).',
+    schema: { type: 'string', minLength: 1, maxLength: 255, example: 'order-1842-check' },
+  })
+  @ApiBody({
+    type: FilterRequestDto,
+    examples: {
+      minimal: { summary: 'A number in E.164', value: { phone: '+14155552671' } },
+      withSource: { summary: 'With separators and a source', value: { phone: '+44 (7400) 123-456', source: 'website' } },
+      absent: { summary: 'Test number: ABSENT (ends in 0000)', value: { phone: '+447400120000' } },
+    },
+  })
+  @ApiOkResponse({
+    type: FilterResultDto,
+    description: 'The six fields. `Idempotent-Replayed: true` when the answer is the replay of an earlier call with the same Idempotency-Key.',
+    headers: { 'Idempotent-Replayed': { description: 'Present (`true`) on a replayed answer.', schema: { type: 'string', enum: ['true'] } } },
+    examples: {
+      connected: {
+        summary: 'A live mobile number (all checks on)',
+        value: { country: 'US', valid: true, status: 'CONNECTED', carrier: 'T-Mobile USA', line_type: 'MOBILE', is_ported: false },
+      },
+      ported: {
+        summary: 'A ported number',
+        value: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Vodafone', line_type: 'MOBILE', is_ported: true },
+      },
+      defaultChecks: {
+        summary: 'Default settings (network status only)',
+        value: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false },
+      },
+      invalid: {
+        summary: 'Not valid for its numbering plan',
+        value: { country: null, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false },
+      },
+    },
+  })
   @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE', 'PROVIDER_UNAVAILABLE')
   async filter(
     @CurrentAccount() account: AuthenticatedAccount,

@@ -16,15 +16,31 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({ summary: 'The process is up (no dependencies checked).' })
-  @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  @ApiOkResponse({
+    description: 'Always, while the process runs.',
+    schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
+    example: { status: 'ok' },
+  })
   live(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Ready to serve: the database, the lookup cache store and the lookup provider answer.' })
+  @ApiOperation({
+    summary: 'Ready to serve: the database, the lookup cache store and the lookup provider answer.',
+    description: 'For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer.',
+  })
   @ApiOkResponse({
+    description: 'Every dependency answers. The provider entry says whether results are simulated (sandbox).',
     schema: {
+      type: 'object',
+      required: ['status'],
+      properties: {
+        status: { type: 'string', enum: ['ok'] },
+        info: { type: 'object', additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up'] } } } },
+        error: { type: 'object' },
+        details: { type: 'object', additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up', 'down'] } } } },
+      },
       example: {
         status: 'ok',
         info: {

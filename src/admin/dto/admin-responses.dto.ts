@@ -9,14 +9,15 @@ export class CreatedAccountDto {
   api_key: string;
 }
 
-export class ChecksDto {
+/** Not ChecksDto: that name is the customer settings' schema, and schema names are global in the document. */
+export class AccountChecksDto {
   @ApiProperty() network_status: boolean;
   @ApiProperty() line_type: boolean;
   @ApiProperty() portability: boolean;
 }
 
 export class AccountSettingsDto {
-  @ApiProperty({ type: ChecksDto }) checks: ChecksDto;
+  @ApiProperty({ type: AccountChecksDto }) checks: AccountChecksDto;
 }
 
 export class KeySummaryDto {

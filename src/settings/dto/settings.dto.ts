@@ -3,13 +3,13 @@ import { Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsObject, IsOptional, ValidateNested } from 'class-validator';
 
 export class ChecksDto {
-  @ApiProperty({ example: true, description: 'Network Connection Status (status, carrier). Default on.' })
+  @ApiProperty({ example: true, description: 'Network Connection Status (status, carrier). Default on; 4 credits by default.' })
   network_status: boolean;
 
-  @ApiProperty({ example: false, description: 'Phone Number Type (line_type). Default off.' })
+  @ApiProperty({ example: false, description: 'Phone Number Type (line_type). Default off; 1 credit by default.' })
   line_type: boolean;
 
-  @ApiProperty({ example: false, description: 'Portability Status (is_ported, carrier). Default off.' })
+  @ApiProperty({ example: false, description: 'Portability Status (is_ported, carrier). Default off; 2 credits by default.' })
   portability: boolean;
 }
 
@@ -17,21 +17,24 @@ export class SettingsDto {
   @ApiProperty({ type: ChecksDto })
   checks: ChecksDto;
 
-  @ApiProperty({ example: 4, description: 'Credits one POST /api/v1/filter costs with these checks.' })
+  @ApiProperty({ example: 4, minimum: 0, description: "Credits one POST /api/v1/filter costs with these checks: the sum of their prices (this deployment's)." })
   cost_per_call: number;
 
-  @ApiProperty({ example: 'whsec_3q2+7w...', description: 'Read-only HMAC key that signs bulk-job callbacks (X-Signature).' })
+  @ApiProperty({ example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', description: 'Read-only HMAC key that signs bulk-job callbacks (X-Signature).' })
   webhook_secret: string;
 }
 
 export class ChecksPatchDto {
-  @ApiPropertyOptional() @IsOptional() @IsBoolean()
+  @ApiPropertyOptional({ example: true, description: 'Network Connection Status (status, carrier); 4 credits by default.' })
+  @IsOptional() @IsBoolean()
   network_status?: boolean;
 
-  @ApiPropertyOptional() @IsOptional() @IsBoolean()
+  @ApiPropertyOptional({ example: true, description: 'Phone Number Type (line_type); 1 credit by default.' })
+  @IsOptional() @IsBoolean()
   line_type?: boolean;
 
-  @ApiPropertyOptional() @IsOptional() @IsBoolean()
+  @ApiPropertyOptional({ example: false, description: 'Portability Status (is_ported, carrier); 2 credits by default.' })
+  @IsOptional() @IsBoolean()
   portability?: boolean;
 }
 

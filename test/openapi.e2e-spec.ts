@@ -1,0 +1,155 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { OpenAPIObject, OperationObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
+import type { Express } from 'express';
+import { readFileSync } from 'node:fs';
+import request from 'supertest';
+import { OPENAPI_PATH, serializeOpenApi, STALE_MESSAGE } from '../tools/openapi';
+import { startTestApp, TestApp } from './helpers/test-app';
+
+type MediaType = { schema?: SchemaObject | ReferenceObject; example?: unknown; examples?: Record<string, unknown> };
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+describe('the OpenAPI document (/docs-json)', () => {
+  let t: TestApp;
+  let served: OpenAPIObject;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ADMIN_TOKEN: 'openapi-test-admin-token' });
+    const res = await request(t.http).get('/docs-json').expect(200);
+    served = res.body as OpenAPIObject;
+  });
+  afterAll(() => t?.close());
+
+  const operations = () =>
+    Object.entries(served.paths).flatMap(([path, item]) =>
+      METHODS.filter((method) => item[method]).map((method) => ({ path, method, operation: item[method] as OperationObject })),
+    );
+
+  it('is a valid OpenAPI 3 document', async () => {
+    const parsed = await SwaggerParser.validate(structuredClone(served) as never);
+    expect((parsed as { openapi?: string }).openapi).toMatch(/^3\./);
+  });
+
+  it('equals the committed openapi.json', () => {
+    const fresh = serializeOpenApi(served);
+    const committed = readFileSync(OPENAPI_PATH, 'utf8');
+    if (fresh !== committed) {
+      const freshLines = fresh.split('\n');
+      const committedLines = committed.split('\n');
+      const line = freshLines.findIndex((text, index) => text !== committedLines[index]);
+      throw new Error(
+        `${STALE_MESSAGE}\n  first difference at line ${line + 1}:\n  committed: ${committedLines[line]}\n  served:    ${freshLines[line]}`,
+      );
+    }
+  });
+
+  it('documents every route the app serves, and nothing else', () => {
+    const router = (t.app.getHttpAdapter().getInstance() as Express).router as unknown as {
+      stack: { route?: { path: string; methods: Record<string, boolean> } }[];
+    };
+    const servedRoutes = router.stack
+      .filter((layer) => layer.route && !layer.route.path.startsWith('/docs'))
+      .flatMap((layer) =>
+        Object.keys(layer.route!.methods)
+          .filter((method) => method !== '_all')
+          .map((method) => `${method.toUpperCase()} ${layer.route!.path.replace(/:(\w+)/g, '{$1}')}`),
+      );
+    const documented = operations().map(({ path, method }) => `${method.toUpperCase()} ${path}`);
+    expect(servedRoutes.length).toBeGreaterThan(10);
+    expect([...new Set(documented)].sort()).toEqual([...new Set(servedRoutes)].sort());
+  });
+
+  it('gives every route at least one error response with the Error schema, each code with an example', () => {
+    const missing: string[] = [];
+    for (const { path, method, operation } of operations()) {
+      const errors = Object.entries(operation.responses).filter(([status]) => Number(status) >= 400);
+      const withErrorSchema = errors.filter(([, response]) => errorMedia(response as ResponseObject));
+      if (withErrorSchema.length === 0) missing.push(`${method.toUpperCase()} ${path}`);
+      for (const [status, response] of withErrorSchema) {
+        const examples = errorMedia(response as ResponseObject)!.examples ?? {};
+        expect(Object.keys(examples).length).toBeGreaterThan(0);
+        for (const [code, example] of Object.entries(examples)) {
+          expect({ route: `${method} ${path} ${status}`, body: (example as { value: unknown }).value }).toEqual({
+            route: `${method} ${path} ${status}`,
+            body: { error: { code, message: expect.any(String) } },
+          });
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    const errorSchema = served.components?.schemas?.Error as SchemaObject;
+    expect(errorSchema.required).toEqual(['error']);
+  });
+
+  it('declares the two bearer schemes, and every /api/v1 route uses api-key and every /admin/v1 route admin-token', () => {
+    expect(served.components?.securitySchemes).toMatchObject({
+      'api-key': { type: 'http', scheme: 'bearer' },
+      'admin-token': { type: 'http', scheme: 'bearer' },
+    });
+    for (const { path, operation } of operations()) {
+      const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+      if (path.startsWith('/api/v1/')) expect({ path, schemes }).toEqual({ path, schemes: ['api-key'] });
+      else if (path.startsWith('/admin/v1/')) expect({ path, schemes }).toEqual({ path, schemes: ['admin-token'] });
+      else expect({ path, schemes }).toEqual({ path, schemes: [] });
+    }
+  });
+
+  it('documents 401 and 429 (with Retry-After) and the RateLimit-* headers on every /api/v1 route', () => {
+    const customer = operations().filter(({ path }) => path.startsWith('/api/v1/'));
+    expect(customer.length).toBeGreaterThanOrEqual(4);
+    for (const { path, method, operation } of customer) {
+      const route = `${method.toUpperCase()} ${path}`;
+      const responses = operation.responses as Record<string, ResponseObject>;
+      expect({ route, codes: Object.keys(errorMedia(responses['401'])?.examples ?? {}) }).toEqual({
+        route,
+        codes: ['INVALID_API_KEY', 'REVOKED_API_KEY'],
+      });
+      expect({ route, headers: Object.keys(responses['429']?.headers ?? {}) }).toEqual({ route, headers: expect.arrayContaining(['Retry-After']) });
+      const success = Object.entries(responses).filter(([status]) => status.startsWith('2'));
+      expect(success.length).toBeGreaterThan(0);
+      for (const [, response] of success) {
+        expect({ route, headers: Object.keys(response.headers ?? {}) }).toEqual({
+          route,
+          headers: expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+        });
+      }
+    }
+  });
+
+  it('has request and response examples for every /api/v1 route', () => {
+    const lacking: string[] = [];
+    for (const { path, method, operation } of operations().filter(({ path }) => path.startsWith('/api/v1/'))) {
+      const route = `${method.toUpperCase()} ${path}`;
+      const body = operation.requestBody as { content?: Record<string, MediaType> } | undefined;
+      if (body && !hasExample(body.content?.['application/json'])) lacking.push(`${route} request body`);
+      for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
+        if (status.startsWith('2') && !hasExample(response.content?.['application/json'] as MediaType | undefined)) {
+          lacking.push(`${route} ${status}`);
+        }
+      }
+    }
+    expect(lacking).toEqual([]);
+  });
+
+  it('documents the Idempotency-Key header and the six fields of POST /api/v1/filter', () => {
+    const filter = served.paths['/api/v1/filter'].post!;
+    expect(filter.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key', required: false }));
+    const result = served.components?.schemas?.FilterResultDto as SchemaObject;
+    expect(Object.keys(result.properties ?? {}).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
+  });
+
+  /** An explicit example on the media type, or one on every property of the schema it references. */
+  function hasExample(media: MediaType | undefined): boolean {
+    if (!media) return false;
+    if (media.example !== undefined || Object.keys(media.examples ?? {}).length > 0) return true;
+    const ref = (media.schema as ReferenceObject | undefined)?.$ref;
+    const schema = ref ? (served.components?.schemas?.[ref.split('/').pop()!] as SchemaObject | undefined) : (media.schema as SchemaObject);
+    const properties = Object.values(schema?.properties ?? {}) as SchemaObject[];
+    return properties.length > 0 && properties.every((property) => property.example !== undefined);
+  }
+});
+
+function errorMedia(response: ResponseObject | undefined): MediaType | undefined {
+  const media = response?.content?.['application/json'] as MediaType | undefined;
+  return (media?.schema as ReferenceObject | undefined)?.$ref === '#/components/schemas/Error' ? media : undefined;
+}
