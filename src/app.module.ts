@@ -5,6 +5,7 @@ import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
+import { BulkModule } from './bulk/bulk.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { BodyErrorInterceptor } from './common/body-error.interceptor';
 import { StrictValidationPipe } from './common/validation';
@@ -37,6 +38,7 @@ export class AppModule {
         CreditsModule,
         SettingsModule,
         FilterModule,
+        BulkModule,
         AdminModule,
         HealthModule,
         RateLimitModule,

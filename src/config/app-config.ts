@@ -28,6 +28,17 @@ export class AppConfig {
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
   readonly shutdownTimeoutMs: number;
   readonly http: { corsOrigins: CorsOrigins | undefined; trustProxy: TrustProxy };
+  readonly bulk: {
+    concurrency: number;
+    chunkSize: number;
+    parallelChunks: number;
+    chunkTimeoutSeconds: number;
+    maintenanceIntervalSeconds: number;
+    pollIntervalSeconds: number;
+    queueName: string;
+    queueSchema: string;
+    webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number };
+  };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
     this.environment = env.NODE_ENV;
@@ -70,6 +81,21 @@ export class AppConfig {
     this.http = {
       corsOrigins: env.CORS_ORIGINS === undefined ? undefined : parseCorsOrigins(env.CORS_ORIGINS),
       trustProxy: parseTrustProxy(env.TRUST_PROXY) ?? false,
+    };
+    this.bulk = {
+      concurrency: env.BULK_CONCURRENCY,
+      chunkSize: env.BULK_CHUNK_SIZE,
+      parallelChunks: env.BULK_PARALLEL_CHUNKS,
+      chunkTimeoutSeconds: env.BULK_CHUNK_TIMEOUT_SECONDS,
+      maintenanceIntervalSeconds: env.BULK_QUEUE_MAINTENANCE_SECONDS,
+      pollIntervalSeconds: env.BULK_POLL_INTERVAL_SECONDS,
+      queueName: env.BULK_QUEUE_NAME,
+      queueSchema: env.BULK_QUEUE_SCHEMA,
+      webhook: {
+        timeoutMs: env.BULK_WEBHOOK_TIMEOUT_MS,
+        retries: env.BULK_WEBHOOK_RETRIES,
+        retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
+      },
     };
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');

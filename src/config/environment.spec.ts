@@ -14,6 +14,23 @@ describe('validateEnvironment', () => {
     expect(config.redisUrl).toBeUndefined();
   });
 
+  it('applies the documented bulk defaults', () => {
+    const config = new AppConfig(validateEnvironment({}), 'postgres://x');
+    expect(config.bulk).toEqual({
+      concurrency: 50,
+      chunkSize: 100,
+      parallelChunks: 4,
+      chunkTimeoutSeconds: 120,
+      maintenanceIntervalSeconds: 10,
+      pollIntervalSeconds: 1,
+      queueName: 'bulk-lookups',
+      queueSchema: 'pgboss',
+      webhook: { timeoutMs: 5000, retries: 8, retryDelaySeconds: 5 },
+    });
+    expect(() => validateEnvironment({ BULK_POLL_INTERVAL_SECONDS: '0.1' })).toThrow(/BULK_POLL_INTERVAL_SECONDS/);
+    expect(() => validateEnvironment({ BULK_QUEUE_SCHEMA: 'Bad-Schema' })).toThrow(/BULK_QUEUE_SCHEMA/);
+  });
+
   it('converts numeric strings and treats empty values as unset', () => {
     const env = validateEnvironment({ PORT: '8080', PRICE_LINE_TYPE: '3', REDIS_URL: '', DATABASE_URL: '' });
     expect(env.PORT).toBe(8080);

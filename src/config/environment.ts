@@ -3,6 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import {
   IsIn,
   IsInt,
+  IsNumber,
   IsOptional,
   IsString,
   IsUrl,
@@ -114,6 +115,49 @@ export class EnvironmentVariables {
   /** Start of every rate-limit key in Redis, so several deployments (or test runs) can share one Redis. */
   @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
   RATE_LIMIT_REDIS_PREFIX: string = 'pf:rl:';
+
+  /** Lookups in flight at once on this instance, across all bulk jobs. */
+  @IsInt() @Min(1) @Max(1000)
+  BULK_CONCURRENCY: number = 50;
+
+  /** Distinct numbers per queue job: the unit of work an instance takes, and what is redone after a crash at most. */
+  @IsInt() @Min(1) @Max(1000)
+  BULK_CHUNK_SIZE: number = 100;
+
+  /** Queue jobs (chunks) one instance works on at once; they share BULK_CONCURRENCY. */
+  @IsInt() @Min(1) @Max(32)
+  BULK_PARALLEL_CHUNKS: number = 4;
+
+  /** A chunk whose worker died is retried this long after it started (pg-boss expiration). */
+  @IsInt() @Min(2) @Max(3600)
+  BULK_CHUNK_TIMEOUT_SECONDS: number = 120;
+
+  /** How often the queue looks for expired chunks (pg-boss maintenance interval). */
+  @IsInt() @Min(1) @Max(3600)
+  BULK_QUEUE_MAINTENANCE_SECONDS: number = 10;
+
+  /** How often an idle worker polls the queue (pg-boss allows no less than 0.5). */
+  @IsNumber() @Min(0.5) @Max(60)
+  BULK_POLL_INTERVAL_SECONDS: number = 1;
+
+  /** Name of the pg-boss queue of bulk chunks (webhooks use "<name>-webhooks"); instances sharing it share the work. */
+  @Matches(/^[A-Za-z0-9_.-]{1,50}$/, { message: 'BULK_QUEUE_NAME must be 1 to 50 letters, digits, _ . or -' })
+  BULK_QUEUE_NAME: string = 'bulk-lookups';
+
+  /** Postgres schema pg-boss keeps its tables in. */
+  @Matches(/^[a-z_][a-z0-9_]{0,49}$/, { message: 'BULK_QUEUE_SCHEMA must be a lower-case SQL identifier' })
+  BULK_QUEUE_SCHEMA: string = 'pgboss';
+
+  @IsInt() @Min(100) @Max(60000)
+  BULK_WEBHOOK_TIMEOUT_MS: number = 5000;
+
+  /** Deliveries after the first one before a callback is given up. */
+  @IsInt() @Min(0) @Max(30)
+  BULK_WEBHOOK_RETRIES: number = 8;
+
+  /** First retry delay of a failed callback; it doubles (with jitter) at each retry. */
+  @IsInt() @Min(1) @Max(3600)
+  BULK_WEBHOOK_RETRY_DELAY_SECONDS: number = 5;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';

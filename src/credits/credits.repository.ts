@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { LedgerEntryType } from './ledger-entry.entity';
 
 export interface LedgerWrite {
@@ -79,6 +79,57 @@ export class CreditsRepository {
     return rows[0] && { id: rows[0].id, balanceAfter: Number(rows[0].balance_after) };
   }
 
+  /**
+   * A bulk job's reservation: the same conditional debit as `charge`, but settled at once and run
+   * inside the caller's transaction (the job and its entries commit with it, or nothing does).
+   * Settled, it is never taken for an abandoned call by the sweeper; the job gives back what it did
+   * not use with `refundPart`. Undefined when the balance is short.
+   */
+  async reserve(
+    transaction: EntityManager,
+    accountId: string,
+    amount: number,
+    details: { reference: string; source: string | null; reason: string },
+  ): Promise<LedgerWrite | undefined> {
+    const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
+      `WITH debit AS (
+         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance)
+       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, source, reason, settled_at)
+       SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5, now() FROM debit
+       RETURNING id, balance_after`,
+      [accountId, amount, details.reference, details.source, details.reason],
+    );
+    return rows[0] && { id: String(rows[0].id), balanceAfter: Number(rows[0].balance_after) };
+  }
+
+  /**
+   * REFUND of part of a charge (at most all of it), exactly once per charge: like `refund`, one
+   * statement, and a second attempt fails as a whole on the unique refund_of. False when the charge
+   * was already refunded (or is unknown, or smaller than the amount).
+   */
+  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
+    try {
+      const rows: unknown[] = await this.db.query(
+        `WITH charge AS (
+           SELECT id, account_id, phone, source FROM ledger_entries
+            WHERE id = $1 AND type = 'CHARGE' AND -amount >= $2
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
+         credit AS (
+           UPDATE accounts a SET balance = a.balance + $2 FROM charge
+            WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance)
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
+         SELECT credit.account_id, 'REFUND', $2, credit.balance, $3, charge.id, charge.phone, charge.source, $4, now()
+           FROM credit, charge
+         RETURNING id`,
+        [chargeId, amount, details.reference, details.reason],
+      );
+      return rows.length > 0;
+    } catch (error) {
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
+  }
+
   /** The call answered: the charge is final. */
   async settle(chargeId: string): Promise<void> {
     await this.db.query(`UPDATE ledger_entries SET settled_at = now() WHERE id = $1 AND settled_at IS NULL AND ${ASYNC_COMMIT}`, [chargeId]);
@@ -111,8 +162,7 @@ export class CreditsRepository {
       );
       return rows[0] && Number(rows[0].amount);
     } catch (error) {
-      const failure = error as { code?: string; driverError?: { code?: string } };
-      if ((failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION) return undefined;
+      if (isUniqueViolation(error)) return undefined;
       throw error;
     }
   }
@@ -160,4 +210,9 @@ export class CreditsRepository {
     );
     return Number(rows[0].sum);
   }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const failure = error as { code?: string; driverError?: { code?: string } };
+  return (failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION;
 }

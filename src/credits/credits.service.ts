@@ -1,5 +1,6 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
@@ -48,6 +49,37 @@ export class CreditsService {
     }
     this.metrics?.creditsCharged(cost);
     return charge;
+  }
+
+  /**
+   * Reserves a bulk job's whole cost inside the caller's transaction (settled at once, so the
+   * abandoned-charge sweeper never touches it), or throws 402 INSUFFICIENT_CREDITS, which rolls the
+   * transaction back: then nothing is charged.
+   */
+  async reserve(
+    transaction: EntityManager,
+    accountId: string,
+    amount: number,
+    details: { reference: string; source: string | null; reason: string },
+  ): Promise<LedgerWrite> {
+    const reservation = await this.credits.reserve(transaction, accountId, amount, details);
+    if (!reservation) {
+      const balance = await this.credits.balance(accountId);
+      throw new AppError(
+        'INSUFFICIENT_CREDITS',
+        `Your credits have run out: this job needs ${amount} and your balance is ${balance ?? 0}. ` +
+          'Top up your balance, or send fewer numbers.',
+      );
+    }
+    this.metrics?.creditsCharged(amount);
+    return reservation;
+  }
+
+  /** Gives back part of a reservation, exactly once per reservation (false when already done). */
+  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
+    const refunded = await this.credits.refundPart(chargeId, amount, details);
+    if (refunded) this.metrics?.creditsRefunded(amount);
+    return refunded;
   }
 
   settle(chargeId: string): Promise<void> {

@@ -1,0 +1,250 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { FilterResultDto } from '../filter/dto/filter.dto';
+import type { EnabledChecks } from '../provider/lookup.types';
+import type { BulkStatus } from './dto/bulk.dto';
+import type { PlannedEntry } from './plan';
+
+export interface BulkJob {
+  id: string;
+  seq: string;
+  accountId: string;
+  status: BulkStatus;
+  total: number;
+  processed: number;
+  chargedEntries: number;
+  costPerEntry: number;
+  cost: number;
+  checks: EnabledChecks;
+  source: string;
+  callbackUrl: string | null;
+  reservationId: string | null;
+  chunks: number;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export type EntryErrorCode = 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
+
+export interface BulkEntry {
+  phone: string;
+  result: FilterResultDto | null;
+  error: { code: EntryErrorCode; message: string } | null;
+}
+
+/** The answer for one distinct number of a job, written to every pending entry with that number. */
+export type PhoneAnswer = { phone: string; result: FilterResultDto } | { phone: string; error: { code: EntryErrorCode; message: string } };
+
+export interface NewBulkJob {
+  id: string;
+  accountId: string;
+  entries: PlannedEntry[];
+  chargedEntries: number;
+  costPerEntry: number;
+  checks: EnabledChecks;
+  source: string;
+  callbackUrl: string | null;
+  chunks: number;
+  invalidMessage: string;
+}
+
+const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source,
+  callback_url, reservation_id, chunks, created_at, completed_at`;
+
+@Injectable()
+export class BulkJobsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * The job, its entries (syntax errors already answered), the credit reservation and the queue jobs
+   * in ONE transaction: a 402 from `reserve` or any failure leaves nothing behind, and a crash after
+   * the commit leaves a job the queue will run.
+   */
+  async create(
+    job: NewBulkJob,
+    steps: { reserve: (transaction: EntityManager) => Promise<string | null>; enqueue: (transaction: EntityManager) => Promise<void> },
+  ): Promise<BulkJob> {
+    return this.db.transaction(async (transaction) => {
+      const reservationId = await steps.reserve(transaction);
+      const invalid = job.entries.filter((entry) => !entry.valid).length;
+      const [row] = await transaction.query(
+        `INSERT INTO bulk_jobs (id, account_id, total, processed, charged_entries, cost_per_entry, cost, checks, source, callback_url,
+                                reservation_id, chunks)
+         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11)
+         RETURNING ${JOB_COLUMNS}`,
+        [
+          job.id,
+          job.accountId,
+          job.entries.length,
+          invalid,
+          job.chargedEntries,
+          job.costPerEntry,
+          JSON.stringify(job.checks),
+          job.source,
+          job.callbackUrl,
+          reservationId,
+          job.chunks,
+        ],
+      );
+      // One statement for all entries (up to 1,000), whatever their number.
+      await transaction.query(
+        `INSERT INTO bulk_entries (job_id, idx, phone, chunk, error_code, error_message, done_at)
+         SELECT $1, e.idx, e.phone, e.chunk,
+                CASE WHEN e.chunk IS NULL THEN 'INVALID_REQUEST' END,
+                CASE WHEN e.chunk IS NULL THEN $5 END,
+                CASE WHEN e.chunk IS NULL THEN now() END
+           FROM unnest($2::int[], $3::text[], $4::int[]) AS e(idx, phone, chunk)`,
+        [job.id, job.entries.map((e) => e.index), job.entries.map((e) => e.phone), job.entries.map((e) => e.chunk), job.invalidMessage],
+      );
+      await steps.enqueue(transaction);
+      return toJob(row);
+    });
+  }
+
+  async findForAccount(accountId: string, id: string): Promise<BulkJob | undefined> {
+    const rows: JobRow[] = await this.db.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async find(id: string): Promise<BulkJob | undefined> {
+    const rows: JobRow[] = await this.db.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE id = $1`, [id]);
+    return rows[0] && toJob(rows[0]);
+  }
+
+  /** Newest first, keyset-paginated on seq. */
+  async page(accountId: string, limit: number, beforeSeq: string | undefined): Promise<BulkJob[]> {
+    const rows: JobRow[] = await this.db.query(
+      `SELECT ${JOB_COLUMNS} FROM bulk_jobs
+        WHERE account_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
+        ORDER BY seq DESC LIMIT $3`,
+      [accountId, beforeSeq ?? null, limit],
+    );
+    return rows.map(toJob);
+  }
+
+  /** Entries in input order: all of them, or only those answered so far. */
+  async entries(jobId: string, onlyDone: boolean): Promise<BulkEntry[]> {
+    const rows: Array<{ phone: string; result: FilterResultDto | null; error_code: EntryErrorCode | null; error_message: string | null }> =
+      await this.db.query(
+        `SELECT phone, result, error_code, error_message FROM bulk_entries
+          WHERE job_id = $1 AND ($2::boolean = false OR done_at IS NOT NULL)
+          ORDER BY idx`,
+        [jobId, onlyDone],
+      );
+    return rows.map((row) => ({
+      phone: row.phone,
+      result: row.result,
+      error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
+    }));
+  }
+
+  async markProcessing(jobId: string): Promise<void> {
+    await this.db.query(`UPDATE bulk_jobs SET status = 'processing', started_at = now() WHERE id = $1 AND status = 'queued'`, [jobId]);
+  }
+
+  /** The chunk's distinct numbers that still have an entry without an answer. */
+  async pendingPhones(jobId: string, chunk: number): Promise<string[]> {
+    const rows: Array<{ phone: string }> = await this.db.query(
+      `SELECT DISTINCT phone FROM bulk_entries WHERE job_id = $1 AND chunk = $2 AND done_at IS NULL`,
+      [jobId, chunk],
+    );
+    return rows.map((row) => row.phone);
+  }
+
+  /**
+   * Writes a batch of answers in one statement, each to every still-pending entry with that number,
+   * and advances `processed` by the entries actually written. An entry already answered (by a
+   * worker that ran the same chunk before a crash) is left as it is and not counted again.
+   */
+  async recordAnswers(jobId: string, answers: PhoneAnswer[]): Promise<number> {
+    if (answers.length === 0) return 0;
+    const rows: Array<{ written: string }> = await this.db.query(
+      `WITH answer AS (
+         SELECT * FROM jsonb_to_recordset($2::jsonb) AS a(phone text, result jsonb, error_code text, error_message text)),
+       written AS (
+         UPDATE bulk_entries e
+            SET result = answer.result, error_code = answer.error_code, error_message = answer.error_message, done_at = now()
+           FROM answer
+          WHERE e.job_id = $1 AND e.phone = answer.phone AND e.done_at IS NULL AND e.chunk IS NOT NULL
+         RETURNING 1),
+       counted AS (
+         UPDATE bulk_jobs SET processed = processed + (SELECT count(*) FROM written) WHERE id = $1 RETURNING 1)
+       SELECT (SELECT count(*) FROM written) AS written, (SELECT count(*) FROM counted) AS counted`,
+      [
+        jobId,
+        JSON.stringify(
+          answers.map((answer) =>
+            'result' in answer
+              ? { phone: answer.phone, result: answer.result, error_code: null, error_message: null }
+              : { phone: answer.phone, result: null, error_code: answer.error.code, error_message: answer.error.message },
+          ),
+        ),
+      ],
+    );
+    return Number(rows[0].written);
+  }
+
+  /** Entries still without an answer, and the lookups that failed (to refund). */
+  async outcomeCounts(jobId: string): Promise<{ pending: number; failed: number }> {
+    const rows: Array<{ pending: string; failed: string }> = await this.db.query(
+      `SELECT count(*) FILTER (WHERE done_at IS NULL) AS pending,
+              count(*) FILTER (WHERE error_code = 'PROVIDER_UNAVAILABLE') AS failed
+         FROM bulk_entries WHERE job_id = $1`,
+      [jobId],
+    );
+    return { pending: Number(rows[0].pending), failed: Number(rows[0].failed) };
+  }
+
+  /** Completes the job once every entry has its answer. True for the one caller that completed it. */
+  async markCompleted(jobId: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `UPDATE bulk_jobs SET status = 'completed', completed_at = now(), started_at = COALESCE(started_at, now())
+        WHERE id = $1 AND status <> 'completed'
+          AND NOT EXISTS (SELECT 1 FROM bulk_entries WHERE job_id = $1 AND done_at IS NULL)
+        RETURNING id`,
+      [jobId],
+    );
+    return rows.length > 0;
+  }
+}
+
+interface JobRow {
+  id: string;
+  seq: string;
+  account_id: string;
+  status: BulkStatus;
+  total: number;
+  processed: number;
+  charged_entries: number;
+  cost_per_entry: number;
+  cost: string;
+  checks: EnabledChecks;
+  source: string;
+  callback_url: string | null;
+  reservation_id: string | null;
+  chunks: number;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+function toJob(row: JobRow): BulkJob {
+  return {
+    id: row.id,
+    seq: String(row.seq),
+    accountId: row.account_id,
+    status: row.status,
+    total: row.total,
+    processed: row.processed,
+    chargedEntries: row.charged_entries,
+    costPerEntry: row.cost_per_entry,
+    cost: Number(row.cost),
+    checks: row.checks,
+    source: row.source,
+    callbackUrl: row.callback_url,
+    reservationId: row.reservation_id === null ? null : String(row.reservation_id),
+    chunks: row.chunks,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}

@@ -1,0 +1,132 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import PgBoss from 'pg-boss';
+import type { EntityManager } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+
+export interface ChunkTask {
+  jobId: string;
+  chunk: number;
+}
+
+export interface WebhookTask {
+  jobId: string;
+}
+
+/**
+ * The durable queue (pg-boss, in the service's own Postgres): chunks of bulk jobs and their
+ * completion callbacks. Every instance works the same queues, so the work is shared; a job whose
+ * worker died stays `active` until its expiration, then pg-boss's maintenance (on any instance)
+ * hands it out again.
+ *
+ * Started in onModuleInit so it is ready before any onApplicationBootstrap starts workers, and
+ * stopped in beforeApplicationShutdown, while the database pool is still open: running chunks are
+ * told to stop (`stopping`), write what they have and hand the rest back to the queue.
+ */
+@Injectable()
+export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
+  private readonly logger = new Logger(BulkQueue.name);
+  private readonly boss: PgBoss;
+  private readonly settings: AppConfig['bulk'];
+  readonly chunkQueue: string;
+  readonly webhookQueue: string;
+  private workerIds: string[] = [];
+  private shuttingDown = false;
+
+  constructor(config: AppConfig) {
+    this.settings = config.bulk;
+    this.chunkQueue = config.bulk.queueName;
+    this.webhookQueue = `${config.bulk.queueName}-webhooks`;
+    this.boss = new PgBoss({
+      connectionString: config.database.url,
+      schema: config.bulk.queueSchema,
+      application_name: 'phone-filter-queue',
+      max: 4,
+      supervise: true,
+      maintenanceIntervalSeconds: config.bulk.maintenanceIntervalSeconds,
+      schedule: false,
+    });
+    this.boss.on('error', (error: Error) => this.logger.warn(`Queue: ${error.message}`));
+  }
+
+  /** True once the service is shutting down: a chunk in progress should stop taking new numbers. */
+  get stopping(): boolean {
+    return this.shuttingDown;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.boss.start();
+    await this.boss.createQueue(this.chunkQueue);
+    await this.boss.createQueue(this.webhookQueue);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    // Graceful: waits for the handlers running now (a chunk stops early, see `stopping`), then fails
+    // what is still active so that another instance picks it up at once.
+    await this.boss.stop({ graceful: true, timeout: 15_000, wait: true });
+  }
+
+  /** The chunk jobs of a new bulk job, inserted inside the caller's transaction: they exist iff the job does. */
+  async enqueueChunksWithin(transaction: EntityManager, jobId: string, chunks: number): Promise<void> {
+    const db: PgBoss.Db = { executeSql: async (text, values) => ({ rows: asRows(await transaction.query(text, values)) }) };
+    const jobs: PgBoss.JobInsert<ChunkTask>[] = Array.from({ length: chunks }, (_, chunk) => ({
+      name: this.chunkQueue,
+      data: { jobId, chunk },
+      ...this.chunkOptions(),
+    }));
+    await this.boss.insert(jobs, { db });
+  }
+
+  /** A chunk that yielded (its time slice ran out) goes back to the queue for the rest of its numbers. */
+  async enqueueChunk(task: ChunkTask): Promise<void> {
+    await this.boss.send(this.chunkQueue, task, this.chunkOptions());
+  }
+
+  /**
+   * The completion callback of a job. Its queue id is the job id, so enqueuing it again (a finisher
+   * retried after a crash) adds nothing while the first is kept.
+   */
+  async enqueueWebhook(jobId: string): Promise<void> {
+    const { retries, retryDelaySeconds, timeoutMs } = this.settings.webhook;
+    await this.boss.send(this.webhookQueue, { jobId } satisfies WebhookTask, {
+      id: jobId,
+      retryLimit: retries,
+      retryDelay: retryDelaySeconds,
+      retryBackoff: true,
+      expireInSeconds: Math.max(2, Math.ceil((timeoutMs * 2) / 1000)),
+    });
+  }
+
+  /** Starts this instance's workers: BULK_PARALLEL_CHUNKS chunk workers and one webhook worker. */
+  async work(handlers: { chunk: (task: ChunkTask) => Promise<void>; webhook: (task: WebhookTask) => Promise<void> }): Promise<void> {
+    const options = { batchSize: 1, pollingIntervalSeconds: this.settings.pollIntervalSeconds };
+    for (let i = 0; i < this.settings.parallelChunks; i++) {
+      this.workerIds.push(await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => handlers.chunk(job.data)));
+    }
+    this.workerIds.push(await this.boss.work<WebhookTask>(this.webhookQueue, options, ([job]) => handlers.webhook(job.data)));
+  }
+
+  /** Wakes this instance's idle workers now rather than at their next poll (a job was just submitted here). */
+  wakeWorkers(): void {
+    for (const id of this.workerIds) this.boss.notifyWorker(id);
+  }
+
+  /**
+   * A chunk that stopped (shutdown, crash, database error) is retried promptly and, unlike a
+   * callback, without giving up: its credits are already taken and the entries must be answered.
+   */
+  private chunkOptions(): { expireInSeconds: number; retryLimit: number; retryDelay: number; retryBackoff: boolean } {
+    return { expireInSeconds: this.settings.chunkTimeoutSeconds, retryLimit: 1000, retryDelay: 1, retryBackoff: false };
+  }
+
+  /** How long a chunk may run before it should yield, well inside its expiration. */
+  get chunkSliceMs(): number {
+    return (this.settings.chunkTimeoutSeconds * 1000) / 2;
+  }
+}
+
+/** TypeORM answers an UPDATE/DELETE with [rows, count] and anything else with the rows. */
+function asRows(result: unknown): unknown[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
+  return Array.isArray(result) ? result : [];
+}

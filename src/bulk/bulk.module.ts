@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { CreditsModule } from '../credits/credits.module';
+import { FilterModule } from '../filter/filter.module';
+import { SettingsModule } from '../settings/settings.module';
+import { BulkJobsRepository } from './bulk-jobs.repository';
+import { BulkQueue } from './bulk-queue';
+import { BulkController } from './bulk.controller';
+import { BulkProcessor } from './bulk.processor';
+import { BulkService } from './bulk.service';
+import { CallbackClient } from './callback.client';
+
+@Module({
+  imports: [SettingsModule, CreditsModule, FilterModule],
+  controllers: [BulkController],
+  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient],
+})
+export class BulkModule {}

@@ -1,0 +1,123 @@
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { CreditsService } from '../credits/credits.service';
+import { FilterService } from '../filter/filter.service';
+import type { EnabledChecks } from '../provider/lookup.types';
+import { SettingsService } from '../settings/settings.service';
+import { AnswerWriter } from './answer-writer';
+import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
+import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
+import { CallbackClient } from './callback.client';
+import { ConcurrencyLimit } from './concurrency-limit';
+
+export const ENTRY_LOOKUP_FAILED =
+  'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';
+
+const WRITE_BATCH_SIZE = 100;
+const WRITE_INTERVAL_MS = 250;
+
+type ChunkOutcome = 'done' | 'yielded' | 'stopping';
+
+/**
+ * Works the queue on this instance: looks up a chunk's pending numbers through FilterService.answer
+ * (cache + single flight), at most BULK_CONCURRENCY at once on this instance, writes answers in
+ * batches, and finishes the job when its last entry is answered. Every step can run again after a
+ * crash without effect: answered entries are skipped, the refund and the callback are keyed by the
+ * job.
+ */
+@Injectable()
+export class BulkProcessor implements OnApplicationBootstrap {
+  private readonly logger = new Logger(BulkProcessor.name);
+  private readonly limit: ConcurrencyLimit;
+
+  constructor(
+    private readonly jobs: BulkJobsRepository,
+    private readonly queue: BulkQueue,
+    private readonly filters: FilterService,
+    private readonly credits: CreditsService,
+    private readonly settings: SettingsService,
+    private readonly callbacks: CallbackClient,
+    config: AppConfig,
+  ) {
+    this.limit = new ConcurrencyLimit(config.bulk.concurrency);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.queue.work({ chunk: (task) => this.processChunk(task), webhook: (task) => this.deliverCallback(task) });
+  }
+
+  async processChunk({ jobId, chunk }: ChunkTask): Promise<void> {
+    const job = await this.jobs.find(jobId);
+    if (!job) return; // the account (and its jobs) was deleted
+    if (job.status !== 'completed') {
+      await this.jobs.markProcessing(jobId);
+      const outcome = await this.lookUp(job, await this.jobs.pendingPhones(jobId, chunk));
+      // Thrown, so that pg-boss fails the job and it is retried (here or on another instance).
+      if (outcome === 'stopping') throw new Error(`shutting down: the rest of chunk ${chunk} of bulk job ${jobId} goes back to the queue`);
+      if (outcome === 'yielded') return this.queue.enqueueChunk({ jobId, chunk });
+    }
+    await this.finish(job);
+  }
+
+  async deliverCallback({ jobId }: WebhookTask): Promise<void> {
+    const job = await this.jobs.find(jobId);
+    if (!job?.callbackUrl || job.status !== 'completed') return;
+    const secret = await this.settings.webhookSecret(job.accountId);
+    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secret);
+  }
+
+  /**
+   * Answers the numbers, each once whatever its number of entries. Stops taking new numbers when
+   * the service shuts down or the chunk's time slice (half its queue expiration) is used, so a chunk
+   * never outlives its expiration and runs twice at once.
+   */
+  private async lookUp(job: BulkJob, phones: string[]): Promise<ChunkOutcome> {
+    const writer = new AnswerWriter((batch) => this.jobs.recordAnswers(job.id, batch), WRITE_BATCH_SIZE, WRITE_INTERVAL_MS);
+    const sliceEnds = Date.now() + this.queue.chunkSliceMs;
+    let outcome: ChunkOutcome = 'done';
+    await Promise.all(
+      phones.map((phone) =>
+        this.limit.run(async () => {
+          if (this.queue.stopping) outcome = 'stopping';
+          else if (Date.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
+          if (outcome !== 'done') return;
+          writer.add(await this.answer(phone, job.checks));
+        }),
+      ),
+    );
+    await writer.close();
+    return outcome;
+  }
+
+  private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
+    try {
+      return { phone, result: await this.filters.answer(phone, checks) };
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
+        this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);
+      }
+      return { phone, error: { code: 'PROVIDER_UNAVAILABLE', message: ENTRY_LOOKUP_FAILED } };
+    }
+  }
+
+  /**
+   * Once every entry has its answer: refund the failed lookups (one REFUND of the reservation,
+   * exactly once), then mark the job completed (so a client that sees `completed` sees the final
+   * balance), then queue the callback. Each step is idempotent, so any chunk may run it, as often
+   * as a crash makes it.
+   */
+  private async finish(job: BulkJob): Promise<void> {
+    const { pending, failed } = await this.jobs.outcomeCounts(job.id);
+    if (pending > 0) return;
+    if (failed > 0 && job.reservationId) {
+      await this.credits.refundPart(job.reservationId, failed * job.costPerEntry, {
+        reference: `bulk:${job.id}:refund`,
+        reason: `bulk job ${job.id}: ${failed} lookup(s) failed`,
+      });
+    }
+    const completedNow = await this.jobs.markCompleted(job.id);
+    if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failed} lookup(s) failed`);
+    if (job.callbackUrl) await this.queue.enqueueWebhook(job.id);
+  }
+}

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
+import { createAccount } from './factories/accounts';
+import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
+import { ledgerState } from './helpers/ledger';
+import { freePort, startServiceProcess } from './helpers/service-process';
+import { startTestApp, TestApp } from './helpers/test-app';
+import { hlrLookupsEnv } from './provider-helpers';
+
+async function processedSoFar(t: TestApp, jobId: string): Promise<number> {
+  const [row] = await t.db.query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
+  return Number(row.done);
+}
+
+describe('a bulk job survives a kill -9 of the process running it', () => {
+  let simulator: UpstreamSimulator;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    simulator = await startUpstreamSimulator({ latencyMs: 100 });
+    // This app only reads the database; it works a queue of its own, never the children's.
+    t = await startTestApp({ BULK_QUEUE_NAME: `bulk-observer-${randomBytes(4).toString('hex')}` });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await simulator?.close();
+  });
+
+  it('is resumed after restart: every entry answered once, each number looked up once, charged once', async () => {
+    const account = await createAccount(t, { credits: 2000 });
+    const env = {
+      ...hlrLookupsEnv(simulator.url, { PROVIDER_TIMEOUT_MS: '3000' }),
+      REDIS_URL: '', // an in-memory cache: the restarted process remembers nothing, so a repeated lookup would show
+      BULK_QUEUE_NAME: `bulk-restart-${randomBytes(4).toString('hex')}`,
+      BULK_CONCURRENCY: '5',
+      BULK_CHUNK_SIZE: '10',
+      BULK_PARALLEL_CHUNKS: '2',
+      BULK_CHUNK_TIMEOUT_SECONDS: '4',
+      BULK_QUEUE_MAINTENANCE_SECONDS: '1',
+      BULK_POLL_INTERVAL_SECONDS: '0.5',
+    };
+    const phones = distinctNumbers(200, 5);
+    const port = await freePort();
+
+    const first = await startServiceProcess(env, port);
+    let jobId: string;
+    let answeredBeforeKill: number;
+    try {
+      await first.waitFor(/listening on/);
+      const res = await request(first.baseUrl).post('/api/v1/filter/bulk').set(account.auth).send({ phones }).expect(202);
+      jobId = res.body.id;
+      expect(res.body).toMatchObject({ total: 200, cost: 800 });
+      // 200 numbers, 5 at a time, 100 ms each: about 4 s. Kill it a fifth of the way.
+      for (let waited = 0; (await processedSoFar(t, jobId)) < 40 && waited < 20_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await first.stop('SIGKILL');
+      answeredBeforeKill = await processedSoFar(t, jobId);
+      expect(answeredBeforeKill).toBeGreaterThanOrEqual(40);
+      expect(answeredBeforeKill).toBeLessThan(200);
+    } finally {
+      await first.stop('SIGKILL');
+    }
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 1200, byType: { TOPUP: 1, CHARGE: 1 } });
+
+    simulator.resetStats();
+    const second = await startServiceProcess(env, port);
+    try {
+      await second.waitFor(/listening on/);
+      const job = await waitForBulkJob(second.baseUrl, account.auth, jobId, 60_000);
+      expect(job).toMatchObject({ status: 'completed', total: 200, processed: 200 });
+      expect(job.results).toEqual(phones.map((phone) => ({ phone, result: expect.objectContaining({ status: 'CONNECTED' }) })));
+    } finally {
+      await second.stop();
+    }
+    // The restarted process looked up exactly the numbers that had no answer yet: none twice, none done again.
+    expect(simulator.stats().byPath['/hlr-lookup']).toBe(200 - answeredBeforeKill);
+    expect(await ledgerState(t.db, account.id)).toEqual({ balance: 1200, ledgerSum: 1200, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
+  }, 150_000);
+});

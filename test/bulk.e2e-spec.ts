@@ -1,0 +1,304 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { verifyCallback } from '../src/bulk/callback-signature';
+import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
+import { createAccount, TestAccount } from './factories/accounts';
+import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
+import { expectError } from './helpers/expect-error';
+import { ledgerState } from './helpers/ledger';
+import { TEST_NUMBERS } from './helpers/numbers';
+import { startTestApp, TestApp } from './helpers/test-app';
+import { hlrLookupsEnv } from './provider-helpers';
+
+interface ReceivedCall {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A callback receiver on a free local port that answers `statuses` in turn (then 200). */
+async function startReceiver(statuses: number[] = []): Promise<{ url: string; calls: ReceivedCall[]; close: () => Promise<void> }> {
+  const calls: ReceivedCall[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      calls.push({ headers: req.headers, body });
+      res.writeHead(statuses.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hooks/bulk`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+async function eventually<T>(probe: () => T | Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (accept(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', () => {
+  let simulator: UpstreamSimulator;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    simulator = await startUpstreamSimulator();
+    t = await startTestApp({
+      // A generous timeout: the simulator shares this process (and 2 cores) with the app and 1,000-entry jobs.
+      ...hlrLookupsEnv(simulator.url, { PROVIDER_TIMEOUT_MS: '1500' }),
+      BULK_QUEUE_NAME: `bulk-test-${randomBytes(4).toString('hex')}`,
+      BULK_POLL_INTERVAL_SECONDS: '0.5',
+      BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
+      BULK_WEBHOOK_TIMEOUT_MS: '2000',
+    });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await simulator?.close();
+  });
+
+  const submit = (account: TestAccount, body: unknown) => request(t.http).post('/api/v1/filter/bulk').set(account.auth).send(body as object);
+
+  describe('validation', () => {
+    let account: TestAccount;
+    beforeAll(async () => (account = await createAccount(t, { credits: 100_000 })));
+
+    it.each([
+      ['no entries', { phones: [] }, /1 to 1000 entries/],
+      ['1,001 entries', { phones: distinctNumbers(1001, 1) }, /1 to 1000 entries \(it has 1001\)/],
+      ['a number instead of a string', { phones: ['+447400123456', '+447400123457', '+447400123458', 447400123459] }, /phones\[3\] must be a string/],
+      ['null among the entries', { phones: [null] }, /phones\[0\] must be a string/],
+      ['phones missing', {}, /phones must be an array/],
+      ['phones not an array', { phones: '+447400123456' }, /phones must be an array/],
+      ['an unknown field', { phones: ['+447400123456'], priority: 1 }, /unknown field "priority"/],
+      ['a bad source', { phones: ['+447400123456'], source: 'a b' }, /source/],
+      ['a callback_url that is not http(s)', { phones: ['+447400123456'], callback_url: 'ftp://example.com/x' }, /callback_url/],
+    ])('answers 400 for %s, and charges nothing', async (_, body, message) => {
+      const res = await submit(account, body);
+      expectError(res, 400, 'INVALID_REQUEST');
+      expect(res.body.error.message).toMatch(message);
+      expect((await ledgerState(t.db, account.id)).balance).toBe(100_000);
+    });
+
+    it('answers 400 when no check is enabled, before looking at the credits', async () => {
+      const broke = await createAccount(t, { credits: 0 });
+      await request(t.http).patch('/api/v1/settings').set(broke.auth).send({ checks: { network_status: false } }).expect(200);
+      const res = await submit(broke, { phones: [TEST_NUMBERS.connected] });
+      expectError(res, 400, 'INVALID_REQUEST');
+      expect(res.body.error.message).toMatch(/No check is enabled/);
+    });
+
+    it('answers 401 before validating the body', async () => {
+      const res = await request(t.http).post('/api/v1/filter/bulk').send({ phones: [] });
+      expectError(res, 401, 'INVALID_API_KEY');
+    });
+  });
+
+  it('accepts 1,000 entries (202) and completes them, charging each one', async () => {
+    const account = await createAccount(t, { credits: 5000 });
+    const phones = distinctNumbers(1000, 2);
+    const res = await submit(account, { phones, source: 'crm-import' }).expect(202);
+    expect(res.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'queued', total: 1000, cost: 4000 });
+    expect((await ledgerState(t.db, account.id)).balance).toBe(1000);
+
+    const job = await waitForBulkJob(t.http, account.auth, res.body.id, 60_000);
+    expect(job).toMatchObject({ status: 'completed', total: 1000, processed: 1000, completed_at: expect.any(String) });
+    expect(job.results).toHaveLength(1000);
+    expect(job.results.map((entry) => (entry as { phone: string }).phone)).toEqual(phones);
+    const statuses = job.results.map((entry) => (entry as { result?: { status: string } }).result?.status ?? JSON.stringify(entry));
+    expect(statuses.filter((status) => status !== 'CONNECTED')).toEqual([]);
+    const state = await ledgerState(t.db, account.id);
+    expect(state).toEqual({ balance: 1000, ledgerSum: 1000, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
+  }, 90_000);
+
+  it('answers a mixed job in input order, charging exactly the answered entries', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await request(t.http).patch('/api/v1/settings').set(account.auth).send({ checks: { line_type: true, portability: true } }).expect(200);
+    const cost = 7;
+    const phones = [
+      TEST_NUMBERS.connected,
+      'not a phone',
+      TEST_NUMBERS.absent,
+      TEST_NUMBERS.undetermined,
+      TEST_NUMBERS.ported,
+      TEST_NUMBERS.failing,
+      TEST_NUMBERS.slow,
+      '+44 (7400) 123-456',
+      '+10000000000',
+      '=HYPERLINK("x")',
+      '',
+    ];
+    const res = await submit(account, { phones }).expect(202);
+    // 8 entries pass the syntax rule (the formatted copy and +10000000000 included); 3 do not.
+    expect(res.body).toMatchObject({ status: 'queued', total: 11, cost: 8 * cost });
+
+    const job = await waitForBulkJob(t.http, account.auth, res.body.id);
+    expect(job.processed).toBe(11);
+    const answered = (status: string, valid: boolean, isPorted = false) => ({
+      result: { country: 'GB', valid, status, carrier: expect.any(String), line_type: 'MOBILE', is_ported: isPorted },
+    });
+    const failed = { error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringMatching(/refunded/) } };
+    const invalid = { error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/E\.164/) } };
+    expect(job.results).toEqual([
+      { phone: TEST_NUMBERS.connected, ...answered('CONNECTED', true) },
+      { phone: 'not a phone', ...invalid },
+      { phone: TEST_NUMBERS.absent, ...answered('ABSENT', false) },
+      { phone: TEST_NUMBERS.undetermined, ...answered('UNDETERMINED', true) },
+      { phone: TEST_NUMBERS.ported, ...answered('CONNECTED', true, true) },
+      { phone: TEST_NUMBERS.failing, ...failed },
+      { phone: TEST_NUMBERS.slow, ...failed },
+      { phone: TEST_NUMBERS.connected, ...answered('CONNECTED', true) },
+      {
+        phone: '+10000000000',
+        result: { country: null, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false },
+      },
+      { phone: '=HYPERLINK("x")', ...invalid },
+      { phone: '', ...invalid },
+    ]);
+    // Charged: the 6 answered entries. The 2 failed lookups come back in one refund of the reservation.
+    const state = await ledgerState(t.db, account.id);
+    expect(state).toEqual({ balance: 1000 - 6 * cost, ledgerSum: 1000 - 6 * cost, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 }, unsettledCharges: 0 });
+    const usage = await request(t.http).get('/api/v1/usage').set(account.auth).expect(200);
+    expect(usage.body.entries.slice(0, 2)).toEqual([
+      expect.objectContaining({ type: 'REFUND', amount: 2 * cost }),
+      expect.objectContaining({ type: 'CHARGE', amount: -8 * cost, source: 'internal' }),
+    ]);
+
+    const csv = await request(t.http).get(`/api/v1/filter/bulk/${res.body.id}/results.csv`).set(account.auth).expect(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    const lines = csv.text.split('\r\n');
+    expect(lines[0]).toBe('phone,country,valid,status,carrier,line_type,is_ported,error_code,error_message');
+    expect(lines).toHaveLength(phones.length + 2);
+    expect(lines[1]).toMatch(/^\+447400123456,GB,true,CONNECTED,[^,]+,MOBILE,false,,$/);
+    expect(lines[6]).toMatch(/^\+447400120003,,,,,,,PROVIDER_UNAVAILABLE,/);
+    expect(lines[10]).toMatch(/^"'=HYPERLINK\(""x""\)",,,,,,,INVALID_REQUEST,/);
+  });
+
+  it('answers 402 when the balance covers less than the whole job, and charges nothing', async () => {
+    const account = await createAccount(t, { credits: 10 });
+    const res = await submit(account, { phones: [TEST_NUMBERS.connected, TEST_NUMBERS.ported, TEST_NUMBERS.absent, 'bad'] });
+    expectError(res, 402, 'INSUFFICIENT_CREDITS');
+    expect(res.body.error.message).toMatch(/needs 12 and your balance is 10/);
+    expect(await ledgerState(t.db, account.id)).toEqual({ balance: 10, ledgerSum: 10, byType: { TOPUP: 1 }, unsettledCharges: 0 });
+    const list = await request(t.http).get('/api/v1/filter/bulk').set(account.auth).expect(200);
+    expect(list.body).toEqual({ jobs: [], next_cursor: null });
+  });
+
+  it("answers 404 for another account's job, an unknown id and a malformed id", async () => {
+    const owner = await createAccount(t);
+    const other = await createAccount(t);
+    const { body } = await submit(owner, { phones: [TEST_NUMBERS.connected] }).expect(202);
+    await waitForBulkJob(t.http, owner.auth, body.id);
+    for (const path of [`/api/v1/filter/bulk/${body.id}`, `/api/v1/filter/bulk/${body.id}/results.csv`]) {
+      expectError(await request(t.http).get(path).set(other.auth), 404, 'NOT_FOUND');
+    }
+    expectError(await request(t.http).get('/api/v1/filter/bulk/00000000-0000-4000-8000-000000000000').set(owner.auth), 404, 'NOT_FOUND');
+    expectError(await request(t.http).get('/api/v1/filter/bulk/not-a-uuid').set(owner.auth), 404, 'NOT_FOUND');
+    const list = await request(t.http).get('/api/v1/filter/bulk').set(other.auth).expect(200);
+    expect(list.body.jobs).toEqual([]);
+  });
+
+  it('lists the jobs newest first, a page at a time, without results', async () => {
+    const account = await createAccount(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await submit(account, { phones: [TEST_NUMBERS.connected, 'x'] }).expect(202)).body.id);
+    const first = await request(t.http).get('/api/v1/filter/bulk?limit=2').set(account.auth).expect(200);
+    expect(first.body.jobs.map((job: { id: string }) => job.id)).toEqual([ids[2], ids[1]]);
+    expect(first.body.jobs[0]).toEqual({
+      id: ids[2],
+      status: expect.stringMatching(/^(queued|processing|completed)$/),
+      total: 2,
+      processed: expect.any(Number),
+      cost: 4,
+      created_at: expect.any(String),
+      completed_at: first.body.jobs[0].completed_at,
+    });
+    const second = await request(t.http).get(`/api/v1/filter/bulk?limit=2&cursor=${first.body.next_cursor}`).set(account.auth).expect(200);
+    expect(second.body).toEqual({ jobs: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
+    expectError(await request(t.http).get('/api/v1/filter/bulk?limit=0').set(account.auth), 400, 'INVALID_REQUEST');
+    expectError(await request(t.http).get('/api/v1/filter/bulk?cursor=nope').set(account.auth), 400, 'INVALID_REQUEST');
+  });
+
+  it('advances processed while the job runs; results hold the answered entries; the CSV waits for completion', async () => {
+    const account = await createAccount(t, { credits: 10_000 });
+    simulator.setOptions({ latencyMs: 300 });
+    try {
+      const phones = distinctNumbers(200, 3);
+      const { body } = await submit(account, { phones }).expect(202);
+      expectError(await request(t.http).get(`/api/v1/filter/bulk/${body.id}/results.csv`).set(account.auth), 404, 'NOT_FOUND');
+      const midway = await eventually(
+        async () => (await request(t.http).get(`/api/v1/filter/bulk/${body.id}`).set(account.auth)).body,
+        (job) => job.status === 'processing' && job.processed > 0 && job.processed < 200,
+        10_000,
+      );
+      expect(midway).toMatchObject({ status: 'processing', completed_at: null });
+      expect(midway.processed).toBeGreaterThan(0);
+      expect(midway.processed).toBeLessThan(200);
+      expect(midway.results).toHaveLength(midway.processed);
+      await waitForBulkJob(t.http, account.auth, body.id);
+    } finally {
+      simulator.setOptions({ latencyMs: 0 });
+    }
+  });
+
+  it('looks a number up once however many entries repeat it, and charges every entry', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    const [number] = distinctNumbers(1, 4);
+    const formatted = `${number.slice(0, 3)} ${number.slice(3, 7)} ${number.slice(7)}`;
+    simulator.resetStats();
+    const { body } = await submit(account, { phones: [number, formatted, number, `(${number})`, number] }).expect(202);
+    expect(body.cost).toBe(5 * 4);
+    const job = await waitForBulkJob(t.http, account.auth, body.id);
+    expect(job.results).toEqual(Array(5).fill({ phone: number, result: expect.objectContaining({ status: 'CONNECTED' }) }));
+    expect(simulator.stats().byPath).toEqual({ '/hlr-lookup': 1 });
+    expect((await ledgerState(t.db, account.id)).balance).toBe(1000 - 20);
+  });
+
+  describe('the completion callback', () => {
+    it('POSTs {id, status, total} once, signed with the account webhook secret', async () => {
+      const receiver = await startReceiver();
+      try {
+        const account = await createAccount(t);
+        const { webhook_secret: secret } = (await request(t.http).get('/api/v1/settings').set(account.auth).expect(200)).body;
+        const { body } = await submit(account, { phones: [TEST_NUMBERS.connected, 'x'], callback_url: receiver.url }).expect(202);
+        await waitForBulkJob(t.http, account.auth, body.id);
+        await eventually(() => receiver.calls.length, (n) => n >= 1, 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // no second delivery
+        expect(receiver.calls).toHaveLength(1);
+        const [call] = receiver.calls;
+        expect(JSON.parse(call.body)).toEqual({ id: body.id, status: 'completed', total: 2 });
+        expect(call.headers['content-type']).toBe('application/json; charset=utf-8');
+        const headers = { signature: call.headers['x-signature'] as string, timestamp: call.headers['x-signature-timestamp'] as string };
+        expect(verifyCallback(secret, headers, call.body)).toBe(true);
+        expect(verifyCallback('another-secret', headers, call.body)).toBe(false);
+      } finally {
+        await receiver.close();
+      }
+    });
+
+    it('retries with backoff when the receiver fails, until it answers 2xx', async () => {
+      const receiver = await startReceiver([500, 503]);
+      try {
+        const account = await createAccount(t);
+        const { webhook_secret: secret } = (await request(t.http).get('/api/v1/settings').set(account.auth).expect(200)).body;
+        const { body } = await submit(account, { phones: [TEST_NUMBERS.connected], callback_url: receiver.url }).expect(202);
+        await waitForBulkJob(t.http, account.auth, body.id);
+        await eventually(() => receiver.calls.length, (n) => n >= 3, 20_000);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        expect(receiver.calls).toHaveLength(3);
+        for (const call of receiver.calls) {
+          expect(JSON.parse(call.body)).toEqual({ id: body.id, status: 'completed', total: 1 });
+          const headers = { signature: call.headers['x-signature'] as string, timestamp: call.headers['x-signature-timestamp'] as string };
+          expect(verifyCallback(secret, headers, call.body)).toBe(true);
+        }
+      } finally {
+        await receiver.close();
+      }
+    }, 40_000);
+  });
+});

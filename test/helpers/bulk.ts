@@ -1,0 +1,24 @@
+import request from 'supertest';
+import type { App } from 'supertest/types';
+
+/** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 5). */
+export function distinctNumbers(count: number, block: number): string[] {
+  return Array.from({ length: count }, (_, i) => `+4474${String(block).padStart(2, '0')}${String(i).padStart(5, '0')}5`);
+}
+
+/** Polls GET /api/v1/filter/bulk/{id} until the job has completed; returns its last body. */
+export async function waitForBulkJob(
+  target: App | string,
+  auth: { Authorization: string },
+  id: string,
+  timeoutMs = 30_000,
+): Promise<{ status: string; processed: number; total: number; results: unknown[]; [key: string]: unknown }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await request(target).get(`/api/v1/filter/bulk/${id}`).set(auth);
+    if (res.status !== 200) throw new Error(`GET bulk job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+    if (res.body.status === 'completed') return res.body;
+    if (Date.now() > deadline) throw new Error(`bulk job ${id} not completed in ${timeoutMs} ms: ${res.body.status} ${res.body.processed}/${res.body.total}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
