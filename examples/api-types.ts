@@ -180,6 +180,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/filter/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's bulk jobs, newest first (without results). */
+        get: operations["BulkController_list"];
+        put?: never;
+        /**
+         * Check up to 1,000 numbers in one job
+         * @description Reserves cost_per_call × entries that pass the E.164 syntax rule at once (402 and nothing charged if short), then looks the numbers up in the background. Failed lookups are refunded when the job completes; syntax errors are never charged. Poll GET /api/v1/filter/bulk/{id}, or pass callback_url.
+         */
+        post: operations["BulkController_submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/filter/bulk/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bulk job and its results, in input order. */
+        get: operations["BulkController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/filter/bulk/{id}/results.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A completed job's results as CSV
+         * @description Columns phone,country,valid,status,carrier,line_type,is_ported,error_code,error_message, in input order. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
+         */
+        get: operations["BulkController_csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/settings": {
         parameters: {
             query?: never;
@@ -360,6 +418,100 @@ export interface components {
              * @example 9996
              */
             balance: number;
+        };
+        BulkAcceptedDto: {
+            /**
+             * @description Credits reserved: cost per call × entries that pass the syntax rule.
+             * @example 12
+             */
+            cost: number;
+            /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
+            id: string;
+            /** @enum {string} */
+            status: "queued";
+            /**
+             * @description Entries in the job.
+             * @example 3
+             */
+            total: number;
+        };
+        BulkEntryDto: {
+            /** @description INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded). */
+            error?: components["schemas"]["BulkEntryErrorDto"];
+            /**
+             * @description The normalised number; for a syntax error, the entry as sent (at most 64 characters).
+             * @example +14155552671
+             */
+            phone: string;
+            /** @description The six fields, as POST /api/v1/filter answers them. */
+            result?: components["schemas"]["FilterResultDto"];
+        };
+        BulkEntryErrorDto: {
+            /** @enum {string} */
+            code: "INVALID_REQUEST" | "PROVIDER_UNAVAILABLE";
+            message: string;
+        };
+        BulkJobDto: {
+            /** @example 2026-11-22T10:00:02.000Z */
+            completed_at: string | null;
+            /** @example 2026-11-22T10:00:00.000Z */
+            created_at: string;
+            id: string;
+            /** @example 3 */
+            processed: number;
+            /** @description In input order. While the job is queued or processing, only the entries answered so far (still in input order); once completed, every entry. */
+            results: components["schemas"]["BulkEntryDto"][];
+            /** @enum {string} */
+            status: "queued" | "processing" | "completed";
+            /** @example 3 */
+            total: number;
+        };
+        BulkJobPageDto: {
+            jobs: components["schemas"]["BulkJobSummaryDto"][];
+            /** @description Pass as cursor to get the next (older) page; null on the last page. */
+            next_cursor: string | null;
+        };
+        BulkJobSummaryDto: {
+            /** @example null */
+            completed_at: string | null;
+            /**
+             * @description Credits reserved at submission.
+             * @example 12
+             */
+            cost: number;
+            /** @example 2026-11-22T10:00:00.000Z */
+            created_at: string;
+            id: string;
+            /**
+             * @description Entries with their final answer (syntax errors count from the start).
+             * @example 2
+             */
+            processed: number;
+            /** @enum {string} */
+            status: "queued" | "processing" | "completed";
+            /** @example 3 */
+            total: number;
+        };
+        BulkRequestDto: {
+            /**
+             * @description http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp).
+             * @example https://example.com/hooks/phone-filter
+             */
+            callback_url?: string;
+            /**
+             * @description The numbers, E.164 (spaces, "-", ".", "(" and ")" ignored). An entry that fails the syntax rule gets an INVALID_REQUEST error in the results and is not charged.
+             * @example [
+             *       "+14155552671",
+             *       "+44 7400 123456"
+             *     ]
+             */
+            phones: string[];
+            /**
+             * @description Recorded on the ledger entries of the job.
+             * @default internal
+             * @example crm-import
+             */
+            source: string;
         };
         ChangeCreditsDto: {
             /**
@@ -1445,6 +1597,388 @@ export interface operations {
                 };
             };
             /** @description **PROVIDER_UNAVAILABLE**: the lookup network is unreachable, timed out or failing; the credits of the call are refunded. **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobPageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_submit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequestDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkAcceptedDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **PAYLOAD_TOO_LARGE**: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkJobDto"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_csv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

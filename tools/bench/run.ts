@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
+import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
 
 const ROOT = resolve(__dirname, '../..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
@@ -147,6 +148,7 @@ async function main(): Promise<void> {
   await migrate(databaseUrl);
 
   const figures: Figures[] = [];
+  let bulk: BulkBenchmarkResult | undefined;
   try {
     const barePort = await freePort();
     const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
@@ -174,6 +176,7 @@ async function main(): Promise<void> {
     } finally {
       await stopChild(simulator);
     }
+    bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
   } finally {
     await stopDatabase();
   }
@@ -183,6 +186,12 @@ async function main(): Promise<void> {
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const f of figures) {
     console.log(`| ${f.scenario} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.non2xx} | ${((100 * f.requestsPerSecond) / bare).toFixed(1)}% |`);
+  }
+  if (bulk) {
+    console.log(
+      `\nbulk job: ${bulk.entries} distinct numbers, upstream latency ${bulk.latencyMs} ms, BULK_CONCURRENCY=${bulk.concurrency}: ` +
+        `${(bulk.wallMs / 1000).toFixed(2)} s wall, ${bulk.entriesPerSecond} entries/s, ${bulk.failed} failed lookups`,
+    );
   }
 }
 
