@@ -427,7 +427,10 @@ export interface components {
             cost: number;
             /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
             id: string;
-            /** @enum {string} */
+            /**
+             * @example queued
+             * @enum {string}
+             */
             status: "queued";
             /**
              * @description Entries in the job.
@@ -447,8 +450,12 @@ export interface components {
             result?: components["schemas"]["FilterResultDto"];
         };
         BulkEntryErrorDto: {
-            /** @enum {string} */
+            /**
+             * @example PROVIDER_UNAVAILABLE
+             * @enum {string}
+             */
             code: "INVALID_REQUEST" | "PROVIDER_UNAVAILABLE";
+            /** @example The lookup network is unavailable right now. The credits for this entry are refunded. */
             message: string;
         };
         BulkJobDto: {
@@ -456,19 +463,68 @@ export interface components {
             completed_at: string | null;
             /** @example 2026-11-22T10:00:00.000Z */
             created_at: string;
+            /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
             id: string;
             /** @example 3 */
             processed: number;
-            /** @description In input order. While the job is queued or processing, only the entries answered so far (still in input order); once completed, every entry. */
+            /**
+             * @description In input order. While the job is queued or processing, only the entries answered so far (still in input order); once completed, every entry.
+             * @example [
+             *       {
+             *         "phone": "+447400123456",
+             *         "result": {
+             *           "carrier": "Three",
+             *           "country": "GB",
+             *           "is_ported": false,
+             *           "line_type": "MOBILE",
+             *           "status": "CONNECTED",
+             *           "valid": true
+             *         }
+             *       },
+             *       {
+             *         "error": {
+             *           "code": "INVALID_REQUEST",
+             *           "message": "phone must be in E.164 format, e.g. +14155552671."
+             *         },
+             *         "phone": "12345"
+             *       },
+             *       {
+             *         "error": {
+             *           "code": "PROVIDER_UNAVAILABLE",
+             *           "message": "The lookup network is unavailable right now. The credits for this entry are refunded."
+             *         },
+             *         "phone": "+447400120003"
+             *       }
+             *     ]
+             */
             results: components["schemas"]["BulkEntryDto"][];
-            /** @enum {string} */
+            /**
+             * @example completed
+             * @enum {string}
+             */
             status: "queued" | "processing" | "completed";
             /** @example 3 */
             total: number;
         };
         BulkJobPageDto: {
+            /**
+             * @example [
+             *       {
+             *         "completed_at": "2026-11-22T10:00:02.000Z",
+             *         "cost": 8,
+             *         "created_at": "2026-11-22T10:00:00.000Z",
+             *         "id": "5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10",
+             *         "processed": 3,
+             *         "status": "completed",
+             *         "total": 3
+             *       }
+             *     ]
+             */
             jobs: components["schemas"]["BulkJobSummaryDto"][];
-            /** @description Pass as cursor to get the next (older) page; null on the last page. */
+            /**
+             * @description Pass as cursor to get the next (older) page; null on the last page.
+             * @example Ymo6NDI
+             */
             next_cursor: string | null;
         };
         BulkJobSummaryDto: {
@@ -481,13 +537,17 @@ export interface components {
             cost: number;
             /** @example 2026-11-22T10:00:00.000Z */
             created_at: string;
+            /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
             id: string;
             /**
              * @description Entries with their final answer (syntax errors count from the start).
              * @example 2
              */
             processed: number;
-            /** @enum {string} */
+            /**
+             * @example processing
+             * @enum {string}
+             */
             status: "queued" | "processing" | "completed";
             /** @example 3 */
             total: number;

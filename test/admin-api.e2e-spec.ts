@@ -452,7 +452,7 @@ describe('admin API /admin/v1', () => {
       [{ limit: 0 }, /limit must not be less than 1/],
       [{ limit: 201 }, /limit must not be greater than 200/],
       [{ limit: 'ten' }, /limit must be an integer/],
-      [{ cursor: 'garbage' }, /cursor is not valid/],
+      [{ cursor: 'garbage' }, /cursor is not a cursor this API returned/],
       [{ page: 2 }, /unknown field "page"/],
     ])('refuses the query %j with 400 naming the parameter', async (query, message) => {
       expectError(await request(t.http).get('/admin/v1/audit').query(query).set(ADMIN), 400, 'INVALID_REQUEST', message);

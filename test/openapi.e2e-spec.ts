@@ -125,7 +125,8 @@ describe('the OpenAPI document (/docs-json)', () => {
       const body = operation.requestBody as { content?: Record<string, MediaType> } | undefined;
       if (body && !hasExample(body.content?.['application/json'])) lacking.push(`${route} request body`);
       for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
-        if (status.startsWith('2') && !hasExample(response.content?.['application/json'] as MediaType | undefined)) {
+        const media = Object.values(response.content ?? {})[0] as MediaType | undefined; // JSON, or text/csv for downloads
+        if (status.startsWith('2') && !hasExample(media)) {
           lacking.push(`${route} ${status}`);
         }
       }
@@ -146,6 +147,7 @@ describe('the OpenAPI document (/docs-json)', () => {
     if (media.example !== undefined || Object.keys(media.examples ?? {}).length > 0) return true;
     const ref = (media.schema as ReferenceObject | undefined)?.$ref;
     const schema = ref ? (served.components?.schemas?.[ref.split('/').pop()!] as SchemaObject | undefined) : (media.schema as SchemaObject);
+    if (schema?.example !== undefined) return true;
     const properties = Object.values(schema?.properties ?? {}) as SchemaObject[];
     return properties.length > 0 && properties.every((property) => property.example !== undefined);
   }

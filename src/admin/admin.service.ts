@@ -4,6 +4,7 @@ import { Account } from '../accounts/account.entity';
 import { AccountsService } from '../accounts/accounts.service';
 import { Plan } from '../accounts/plan.entity';
 import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
+import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
 import { CreditsService } from '../credits/credits.service';
 import { AdminAuditRepository, AuditRecord, AuditRow } from './admin-audit.repository';
@@ -233,12 +234,12 @@ export class AdminService {
   async listAudit(query: { limit?: number; cursor?: string; target_id?: string }): Promise<AuditPage> {
     const limit = query.limit ?? ADMIN_LIMITS.auditPageDefault;
     requireInteger(limit, 'limit', 1, ADMIN_LIMITS.auditPageMax);
-    const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const beforeId = query.cursor === undefined ? undefined : decodeCursor('audit', query.cursor);
     const rows = await this.audit.listNewestFirst(limit + 1, beforeId, query.target_id);
     const page = rows.slice(0, limit);
     return {
       entries: page.map(toAuditView),
-      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null,
+      next_cursor: rows.length > limit ? encodeCursor('audit', page[page.length - 1].id) : null,
     };
   }
 
@@ -297,13 +298,3 @@ function toAuditView(row: AuditRow): AuditEntryView {
   return { ...row, created_at: new Date(row.created_at).toISOString() };
 }
 
-/** Opaque to clients; inside, the id of the last entry of the page. */
-function encodeCursor(id: string): string {
-  return Buffer.from(`audit:${id}`, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const match = /^audit:(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw new AppError('INVALID_REQUEST', 'cursor is not valid; pass next_cursor from the previous page.');
-  return match[1];
-}

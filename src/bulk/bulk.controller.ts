@@ -53,7 +53,14 @@ export class BulkController {
       'Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.',
   })
   @ApiProduces('text/csv')
-  @ApiOkResponse({ schema: { type: 'string' } })
+  @ApiOkResponse({
+    schema: {
+      type: 'string',
+      example:
+        'phone,country,valid,status,carrier,line_type,is_ported,error_code,error_message\r\n' +
+        '+447400123456,GB,true,CONNECTED,Three,MOBILE,false,,\r\n12345,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671."\r\n',
+    },
+  })
   @ApiErrors('NOT_FOUND')
   async csv(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<string> {
     return this.bulk.csv(account, id);

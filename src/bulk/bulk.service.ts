@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
+import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
 import { E164_MESSAGE } from '../common/phone';
 import { AppConfig } from '../config/app-config';
@@ -88,12 +89,12 @@ export class BulkService {
   }
 
   async list(account: AuthenticatedAccount, limit: number, cursor: string | undefined): Promise<BulkJobPageDto> {
-    const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
+    const beforeSeq = cursor === undefined ? undefined : decodeCursor('bj', cursor);
     const rows = await this.jobs.page(account.accountId, limit + 1, beforeSeq);
     const page = rows.slice(0, limit);
     return {
       jobs: page.map(summary),
-      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].seq) : null,
+      next_cursor: rows.length > limit ? encodeCursor('bj', page[page.length - 1].seq) : null,
     };
   }
 
@@ -135,12 +136,3 @@ function summary(job: BulkJob): BulkJobSummaryDto {
   };
 }
 
-function encodeCursor(seq: string): string {
-  return Buffer.from(`bj:${seq}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const match = /^bj:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new AppError('INVALID_REQUEST', 'cursor is not a cursor this API returned.');
-  return match[1];
-}

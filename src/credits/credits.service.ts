@@ -1,6 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
@@ -107,10 +108,10 @@ export class CreditsService {
   }
 
   async usage(accountId: string, limit: number, cursor: string | undefined): Promise<UsagePage> {
-    const beforeId = cursor === undefined ? undefined : decodeCursor(cursor);
+    const beforeId = cursor === undefined ? undefined : decodeCursor('le', cursor);
     const rows = await this.credits.page(accountId, limit + 1, beforeId);
     const entries = rows.slice(0, limit);
-    const nextCursor = rows.length > limit ? encodeCursor(entries[entries.length - 1].id) : null;
+    const nextCursor = rows.length > limit ? encodeCursor('le', entries[entries.length - 1].id) : null;
     return { entries, nextCursor };
   }
 
@@ -119,12 +120,3 @@ export class CreditsService {
   }
 }
 
-function encodeCursor(id: string): string {
-  return Buffer.from(`le:${id}`).toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const match = /^le:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw new AppError('INVALID_REQUEST', 'cursor is not a cursor this API returned.');
-  return match[1];
-}

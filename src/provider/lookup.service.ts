@@ -6,6 +6,7 @@ import { LookupCacheStore } from './lookup-cache.store';
 import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
 import { EnabledChecks, LookupAnswers } from './lookup.types';
 import { SingleFlight } from './single-flight';
+import { maskPhone } from '../common/phone';
 
 type FailureReason = ProviderUnavailableError['reason'];
 export type LookupOutcome = 'ok' | FailureReason;
@@ -77,7 +78,7 @@ export class LookupService {
       }
     });
     if (failures.length > 0) {
-      this.logger.warn(`lookup of ${maskNumber(e164)} failed: ${failures.join('; ')}`);
+      this.logger.warn(`lookup of ${maskPhone(e164)} failed: ${failures.join('; ')}`);
       const error = new AppError('PROVIDER_UNAVAILABLE');
       error.cause = failures;
       throw error;
@@ -125,7 +126,3 @@ export class LookupService {
   }
 }
 
-/** Full numbers never reach the logs (API.md section 2). */
-export function maskNumber(e164: string): string {
-  return e164.length > 6 ? `${e164.slice(0, -4)}****` : '****';
-}

@@ -57,14 +57,14 @@ export class BulkRequestDto {
 
 export class BulkAcceptedDto {
   @ApiProperty({ example: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10' }) id: string;
-  @ApiProperty({ enum: ['queued'] }) status: 'queued';
+  @ApiProperty({ enum: ['queued'], example: 'queued' }) status: 'queued';
   @ApiProperty({ example: 3, description: 'Entries in the job.' }) total: number;
   @ApiProperty({ example: 12, description: 'Credits reserved: cost per call × entries that pass the syntax rule.' }) cost: number;
 }
 
 export class BulkEntryErrorDto {
-  @ApiProperty({ enum: ['INVALID_REQUEST', 'PROVIDER_UNAVAILABLE'] }) code: 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
-  @ApiProperty() message: string;
+  @ApiProperty({ enum: ['INVALID_REQUEST', 'PROVIDER_UNAVAILABLE'], example: 'PROVIDER_UNAVAILABLE' }) code: 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
+  @ApiProperty({ example: 'The lookup network is unavailable right now. The credits for this entry are refunded.' }) message: string;
 }
 
 export class BulkEntryDto {
@@ -79,8 +79,8 @@ export class BulkEntryDto {
 }
 
 export class BulkJobSummaryDto {
-  @ApiProperty() id: string;
-  @ApiProperty({ enum: BULK_STATUSES }) status: BulkStatus;
+  @ApiProperty({ example: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10' }) id: string;
+  @ApiProperty({ enum: BULK_STATUSES, example: 'processing' }) status: BulkStatus;
   @ApiProperty({ example: 3 }) total: number;
   @ApiProperty({ example: 2, description: 'Entries with their final answer (syntax errors count from the start).' }) processed: number;
   @ApiProperty({ example: 12, description: 'Credits reserved at submission.' }) cost: number;
@@ -89,8 +89,8 @@ export class BulkJobSummaryDto {
 }
 
 export class BulkJobDto {
-  @ApiProperty() id: string;
-  @ApiProperty({ enum: BULK_STATUSES }) status: BulkStatus;
+  @ApiProperty({ example: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10' }) id: string;
+  @ApiProperty({ enum: BULK_STATUSES, example: 'completed' }) status: BulkStatus;
   @ApiProperty({ example: 3 }) total: number;
   @ApiProperty({ example: 3 }) processed: number;
   @ApiProperty({ example: '2026-11-22T10:00:00.000Z' }) created_at: string;
@@ -98,6 +98,11 @@ export class BulkJobDto {
 
   @ApiProperty({
     type: [BulkEntryDto],
+    example: [
+      { phone: '+447400123456', result: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false } },
+      { phone: '12345', error: { code: 'INVALID_REQUEST', message: 'phone must be in E.164 format, e.g. +14155552671.' } },
+      { phone: '+447400120003', error: { code: 'PROVIDER_UNAVAILABLE', message: 'The lookup network is unavailable right now. The credits for this entry are refunded.' } },
+    ],
     description:
       'In input order. While the job is queued or processing, only the entries answered so far (still in input order); ' +
       'once completed, every entry.',
@@ -106,8 +111,12 @@ export class BulkJobDto {
 }
 
 export class BulkJobPageDto {
-  @ApiProperty({ type: [BulkJobSummaryDto] }) jobs: BulkJobSummaryDto[];
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as cursor to get the next (older) page; null on the last page.' })
+  @ApiProperty({
+    type: [BulkJobSummaryDto],
+    example: [{ id: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10', status: 'completed', total: 3, processed: 3, cost: 8, created_at: '2026-11-22T10:00:00.000Z', completed_at: '2026-11-22T10:00:02.000Z' }],
+  })
+  jobs: BulkJobSummaryDto[];
+  @ApiProperty({ nullable: true, type: String, example: 'Ymo6NDI', description: 'Pass as cursor to get the next (older) page; null on the last page.' })
   next_cursor: string | null;
 }
 
