@@ -40,7 +40,7 @@ describe('a crash between charge and answer loses no credit', () => {
             () => 'connection lost',
           ),
       );
-      const charged = await eventually(() => ledgerState(t.db, account.id), (state) => state.unsettledCharges === 10, 15_000);
+      const charged = await eventually(() => ledgerState(t.db, account.id, { waitForSettlement: false }), (state) => state.unsettledCharges === 10, 15_000);
       expect(charged).toMatchObject({ balance: 1000 - 13 * 4, unsettledCharges: 10 });
 
       await first.stop('SIGKILL');
@@ -52,7 +52,7 @@ describe('a crash between charge and answer loses no credit', () => {
     const second = await startServiceProcess(env, port);
     try {
       await second.waitFor(/listening on/);
-      const recovered = await eventually(() => ledgerState(t.db, account.id), (state) => state.unsettledCharges === 0, 30_000);
+      const recovered = await eventually(() => ledgerState(t.db, account.id, { waitForSettlement: false }), (state) => state.unsettledCharges === 0, 30_000);
       expect(recovered).toEqual({
         balance: 1000 - 3 * 4,
         ledgerSum: 1000 - 3 * 4,

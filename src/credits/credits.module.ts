@@ -3,10 +3,11 @@ import { AbandonedChargesSweeper } from './abandoned-charges.sweeper';
 import { CreditsController } from './credits.controller';
 import { CreditsRepository } from './credits.repository';
 import { CreditsService } from './credits.service';
+import { SettlementBatcher } from './settlement-batcher';
 
 @Module({
   controllers: [CreditsController],
-  providers: [CreditsRepository, CreditsService, AbandonedChargesSweeper],
+  providers: [CreditsRepository, CreditsService, SettlementBatcher, AbandonedChargesSweeper],
   exports: [CreditsService],
 })
 export class CreditsModule {}

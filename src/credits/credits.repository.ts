@@ -130,10 +130,14 @@ export class CreditsRepository {
     }
   }
 
-  /** The call answered: the charge is final. */
-  async settle(chargeId: string): Promise<void> {
-    await this.db.query(`UPDATE ledger_entries SET settled_at = now() WHERE id = $1 AND settled_at IS NULL AND ${ASYNC_COMMIT}`, [chargeId]);
+  /** Calls that answered: their charges are final. */
+  async settleMany(chargeIds: string[]): Promise<void> {
+    await this.db.query(
+      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT}`,
+      [chargeIds],
+    );
   }
+
 
   /**
    * REFUND of one charge, exactly once: the credit, the REFUND row (unique refund_of) and the

@@ -52,7 +52,7 @@ export class FilterService {
         .catch((refundError: Error) => this.logger.warn(`Refund of charge ${charge.id} deferred to the sweep: ${refundError.message}`));
       throw error;
     }
-    await this.credits.settle(charge.id);
+    this.credits.settle(charge.id);
     return result;
   }
 
