@@ -31,8 +31,20 @@ export function toLineType(libphonenumberType: string | undefined): LineType {
   return libphonenumberType && KNOWN_LINE_TYPES.has(libphonenumberType) ? (libphonenumberType as LineType) : 'UNKNOWN';
 }
 
+/** Numbering-plan facts never change for a number: parsing it again on every call is waste. */
+const descriptionMemo = new LRUCache<string, NumberDescription>({ max: 50_000 });
+
 /** Region, plan validity and line type of an E.164 number ("+" and digits), from libphonenumber's max metadata. */
 export function describeNumber(e164: string): NumberDescription {
+  let description = descriptionMemo.get(e164);
+  if (!description) {
+    description = Object.freeze(parseDescription(e164));
+    descriptionMemo.set(e164, description);
+  }
+  return description;
+}
+
+function parseDescription(e164: string): NumberDescription {
   const phone = parse(e164);
   if (!phone) return { region: null, validForPlan: false, lineType: 'UNKNOWN' };
   const validForPlan = phone.isValid();
