@@ -1,4 +1,4 @@
-import { EnvironmentVariables } from './environment';
+import { ConfigurationError, EnvironmentVariables } from './environment';
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
 export type CheckName = 'network_status' | 'line_type' | 'portability';
@@ -97,6 +97,15 @@ export class AppConfig {
         retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
       },
     };
+    // The sweep must never take a call that is still running for an abandoned one (it would refund a
+    // call that then answers, and free its Idempotency-Key for a second charge).
+    const longestCallSeconds = ((this.provider.retries + 1) * this.provider.timeoutMs) / 1000 + 5;
+    if (this.unsettledChargeRefundAfterSeconds < longestCallSeconds) {
+      throw new ConfigurationError(
+        `Invalid configuration:\n  - UNSETTLED_CHARGE_REFUND_AFTER_SECONDS=${this.unsettledChargeRefundAfterSeconds} must be at least ` +
+          `${Math.ceil(longestCallSeconds)}: the longest call ((PROVIDER_RETRIES + 1) × PROVIDER_TIMEOUT_MS) plus 5 s.`,
+      );
+    }
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
     }

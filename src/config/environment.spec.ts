@@ -71,4 +71,11 @@ describe('operations settings', () => {
   it('names a malformed CORS_ORIGINS or TRUST_PROXY', () => {
     expect(() => validateEnvironment({ CORS_ORIGINS: 'example.com', TRUST_PROXY: 'sometimes' })).toThrow(/CORS_ORIGINS="example.com"[\s\S]*TRUST_PROXY="sometimes"/);
   });
+
+  it('refuses a sweep bound shorter than the longest call', () => {
+    expect(() => new AppConfig(validateEnvironment({ UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: '10', PROVIDER_TIMEOUT_MS: '3000', PROVIDER_RETRIES: '1' }), 'postgres://x')).toThrow(
+      /UNSETTLED_CHARGE_REFUND_AFTER_SECONDS=10 must be at least 11/,
+    );
+    expect(() => new AppConfig(validateEnvironment({ UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: '11', PROVIDER_TIMEOUT_MS: '3000', PROVIDER_RETRIES: '1' }), 'postgres://x')).not.toThrow();
+  });
 });

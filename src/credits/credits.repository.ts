@@ -150,7 +150,7 @@ export class CreditsRepository {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
            SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
-            WHERE id = $1 AND type = 'CHARGE' AND ${ASYNC_COMMIT}
+            WHERE id = $1 AND type = 'CHARGE' AND settled_at IS NULL AND ${ASYNC_COMMIT}
               AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge

@@ -4,6 +4,7 @@ import { CreditsRepository } from './credits.repository';
 /** How long an answered call's settle may wait to share one UPDATE with its neighbours. */
 const FLUSH_AFTER_MS = 20;
 const FLUSH_AT_SIZE = 500;
+const RETRY_AFTER_MS = 1000;
 
 /**
  * Marks answered charges settled in batches: one `UPDATE … WHERE id = ANY(…)` every 20 ms instead of
@@ -35,7 +36,11 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
     if (batch.length > 0) {
       this.flushing = this.flushing.then(() =>
         this.credits.settleMany(batch).catch((error: Error) => {
-          this.logger.warn(`${batch.length} settle(s) not written (the sweep will refund those calls): ${error.message}`);
+          // Put them back: the sweep would otherwise refund these answered calls. The next flush
+          // retries them; only a crash before it succeeds leaves them to the sweep.
+          this.logger.warn(`${batch.length} settle(s) not written yet, retrying: ${error.message}`);
+          this.pending.unshift(...batch);
+          this.timer ??= setTimeout(() => void this.flush(), RETRY_AFTER_MS);
         }),
       );
     }

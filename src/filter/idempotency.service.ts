@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
@@ -15,6 +15,8 @@ export type IdempotentOutcome<T> = { replayed: false; result: T } | { replayed: 
  */
 @Injectable()
 export class IdempotencyService {
+  private readonly logger = new Logger(IdempotencyService.name);
+
   constructor(
     private readonly calls: IdempotencyRepository,
     private readonly config: AppConfig,
@@ -39,13 +41,18 @@ export class IdempotencyService {
       }
       return { replayed: true, result: stored.responseBody as T };
     }
+    let result: T;
     try {
-      const result = await work();
-      await this.calls.complete(accountId, key, result);
-      return { replayed: false, result };
+      result = await work();
     } catch (error) {
       await this.calls.release(accountId, key).catch(() => undefined);
       throw error;
     }
+    // The call was answered (and charged): never turn that into an error, nor free the key for a
+    // second charge. If storing the answer fails, the key stays in progress: a retry gets 409.
+    await this.calls.complete(accountId, key, result).catch((error: Error) => {
+      this.logger.warn(`Idempotency-Key answer not stored (retries get 409 until it expires): ${error.message}`);
+    });
+    return { replayed: false, result };
   }
 }
