@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { AdminAuditRepository } from '../src/admin/admin-audit.repository';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createAccount, TestAccount } from './factories/accounts';
 import { startTestApp, TestApp } from './helpers/test-app';
@@ -234,6 +235,19 @@ describe('admin API /admin/v1', () => {
 
   describe('POST /admin/v1/accounts/{id}/credits', () => {
     const credits = (id: string, body: object) => request(t.http).post(`/admin/v1/accounts/${id}/credits`).set(ADMIN).send(body);
+
+    it('answers a done top-up as done even when its audit row cannot be written (a retry would credit twice)', async () => {
+      const account = await createAccount(t, { credits: 100 });
+      const append = jest.spyOn(t.app.get(AdminAuditRepository), 'append').mockRejectedValueOnce(new Error('connection reset'));
+      try {
+        const topUp = await credits(account.id, { amount: 50, reason: 'invoice 18' });
+        expect(topUp.status).toBe(200);
+        expect(topUp.body).toEqual({ balance: 150 });
+        expect(await ledgerSum(t, account.id)).toBe(150);
+      } finally {
+        append.mockRestore();
+      }
+    });
 
     it('tops up and adjusts by exactly the amount, one ledger row each, balance = ledger sum', async () => {
       const account = await createAccount(t, { credits: 100 });

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { AccountChecks } from '../accounts/accounts.repository';
 import { Account } from '../accounts/account.entity';
 import { AccountsService } from '../accounts/accounts.service';
@@ -88,6 +88,8 @@ const SYSTEM_ACTOR: AdminActor = { name: 'system' };
  */
 @Injectable()
 export class AdminService {
+  private readonly logger = new Logger(AdminService.name);
+
   constructor(
     private readonly accounts: AccountsService,
     private readonly keys: ApiKeysService,
@@ -263,8 +265,15 @@ export class AdminService {
     return plan;
   }
 
-  private record(actor: AdminActor, action: string, targetType: AuditRecord['targetType'], targetId: string, before: object | null, after: object | null): Promise<void> {
-    return this.audit.append({ actor: actor.name, action, targetType, targetId, before, after, requestId: actor.requestId ?? null });
+  /**
+   * The action is done when this runs: a failure to write its audit row must not turn it into an
+   * error (a client retrying a top-up would then be credited twice). It is logged whole instead.
+   */
+  private async record(actor: AdminActor, action: string, targetType: AuditRecord['targetType'], targetId: string, before: object | null, after: object | null): Promise<void> {
+    const entry = { actor: actor.name, action, targetType, targetId, before, after, requestId: actor.requestId ?? null };
+    await this.audit.append(entry).catch((error: Error) => {
+      this.logger.error(`Audit row not written (${error.message}); the action stands: ${JSON.stringify(entry)}`);
+    });
   }
 }
 

@@ -206,6 +206,7 @@ function toConnectionStatus(upstream: unknown): ConnectionStatus {
 function currentNetwork(answer: { is_ported?: boolean; ported_network_name?: string | null; original_network_name?: string | null }): string | null {
   const name = answer.is_ported ? (answer.ported_network_name ?? answer.original_network_name) : answer.original_network_name;
   // An upstream string is stored (jsonb refuses NUL) and shown to clients: keep it printable and short.
+  // eslint-disable-next-line no-control-regex -- removing control characters is the point
   const clean = typeof name === 'string' ? name.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 120) : '';
   return clean !== '' ? clean : null;
 }
