@@ -11,6 +11,7 @@ import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
+import { eventually } from './helpers/eventually';
 
 interface ReceivedCall {
   headers: http.IncomingHttpHeaders;
@@ -33,14 +34,6 @@ async function startReceiver(statuses: number[] = []): Promise<{ url: string; ca
   return { url: `http://127.0.0.1:${port}/hooks/bulk`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-async function eventually<T>(probe: () => T | Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', () => {
   let simulator: UpstreamSimulator;

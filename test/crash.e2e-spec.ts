@@ -1,18 +1,11 @@
 import request from 'supertest';
 import { createAccount, TestAccount } from './factories/accounts';
+import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { freePort, startServiceProcess } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
 
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe('a crash between charge and answer loses no credit', () => {
   let t: TestApp;

@@ -2,17 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Client } from 'pg';
 import request from 'supertest';
-import { temporaryDataDir } from '../src/database/embedded-postgres';
+import { isProcessAlive, temporaryDataDir } from '../src/database/embedded-postgres';
 import { freePort, startServiceProcess } from './helpers/service-process';
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('starting the service (npm start)', () => {
   it('with no DATABASE_URL: starts an embedded Postgres, migrates, prints a working demo key, stops cleanly', async () => {
@@ -27,10 +19,10 @@ describe('starting the service (npm start)', () => {
       expect(balance.body).toEqual({ balance: 10_000 });
       await request(service.baseUrl).get('/docs').expect(200);
       const postmasterPid = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
-      expect(isAlive(postmasterPid)).toBe(true);
+      expect(isProcessAlive(postmasterPid)).toBe(true);
 
       expect(await service.stop('SIGTERM')).toBe(0);
-      expect(isAlive(postmasterPid)).toBe(false);
+      expect(isProcessAlive(postmasterPid)).toBe(false);
       expect(existsSync(`${dataDir}/PG_VERSION`)).toBe(true);
 
       // A second start reuses the data: no second demo account, the first key still works.
@@ -60,7 +52,7 @@ describe('starting the service (npm start)', () => {
       const second = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
       try {
         await second.waitFor(/listening on/);
-        expect(isAlive(postmasterPid)).toBe(false);
+        expect(isProcessAlive(postmasterPid)).toBe(false);
         await request(second.baseUrl).get('/health/ready').expect(200);
       } finally {
         expect(await second.stop()).toBe(0);

@@ -156,7 +156,7 @@ export class CreditsRepository {
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
          settled AS (
-           UPDATE ledger_entries SET settled_at = COALESCE(settled_at, now()) WHERE id IN (SELECT id FROM charge) RETURNING id)
+           UPDATE ledger_entries SET settled_at = now() WHERE id IN (SELECT id FROM charge) RETURNING id)
          INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
          SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
                 charge.phone, charge.source, $2, now()

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
+import { freePort } from '../common/net';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -107,17 +107,6 @@ function readOrCreatePassword(file: string): string {
   return password;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /**
  * The postmaster that holds the data folder, if any. After a SIGKILL of the service its postmaster
@@ -132,7 +121,7 @@ function runningPostmaster(dataDir: string): { pid: number; port: number; ownerA
   const port = Number(lines[3]);
   if (!Number.isInteger(pid) || pid <= 0 || !isPostgres(pid)) return undefined;
   const parent = parentPid(pid);
-  const ownerAlive = parent !== undefined && parent > 1 && isAlive(parent) && isNode(parent);
+  const ownerAlive = parent !== undefined && parent > 1 && isProcessAlive(parent) && isNode(parent);
   return { pid, port, ownerAlive };
 }
 
@@ -156,11 +145,12 @@ function isNode(pid: number): boolean {
 function stopPostmaster(pid: number): void {
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + 15_000;
-  while (isAlive(pid) && Date.now() < deadline) execFileSync('sleep', ['0.1']);
-  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  while (isProcessAlive(pid) && Date.now() < deadline) execFileSync('sleep', ['0.1']);
+  if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -173,7 +163,7 @@ function isPostgres(pid: number): boolean {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
   } catch {
-    return isAlive(pid);
+    return isProcessAlive(pid);
   }
 }
 

@@ -1,5 +1,4 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface ServiceProcess {
@@ -69,12 +68,4 @@ export async function startServiceProcess(env: Record<string, string | undefined
   };
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+export { freePort } from '../../src/common/net';

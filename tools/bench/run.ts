@@ -6,9 +6,9 @@
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
@@ -26,15 +26,6 @@ interface Figures {
   non2xx: number;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolvePort) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** Starts a server script and resolves once `ready` answers (a URL polled, or a line of output). */
 async function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string): Promise<ChildProcess> {
