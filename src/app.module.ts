@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from './accounts/accounts.module';
 import { AdminModule } from './admin/admin.module';
@@ -7,7 +7,7 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { BulkModule } from './bulk/bulk.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
-import { BodyErrorInterceptor } from './common/body-error.interceptor';
+import { BodyErrorGuard } from './common/body-error.guard';
 import { StrictValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
@@ -46,10 +46,10 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useClass: StrictValidationPipe },
-        // Guards run in this order: authentication (401), then the plan limit (429), as the contract says.
+        // Guards run in this order: authentication (401), then the plan limit (429), then the body (400), as the contract says.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: PlanRateLimitGuard },
-        { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
+        { provide: APP_GUARD, useClass: BodyErrorGuard },
       ],
     };
   }

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, createParamDecorator, Injectable } from 
 import type { Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { bearerToken, looksLikeApiKey } from '../auth/api-key-format';
+import { raiseBodyError } from '../common/body-error.guard';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { AdminActor } from './admin.service';
@@ -32,6 +33,8 @@ export class AdminTokenGuard implements CanActivate {
         looksLikeApiKey(token) ? 'A customer API key cannot open the admin API; send the ADMIN_TOKEN.' : 'Wrong admin token.',
       );
     }
+    // The global BodyErrorGuard leaves routes with guards of their own to them: body problems come after the 401.
+    raiseBodyError(request);
     return true;
   }
 }

@@ -5,6 +5,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { AppConfig } from '../config/app-config';
 import { CorsOrigins } from '../config/http-options';
+import { RequestLogging } from '../logging/logging.module';
 import { Metrics } from '../metrics/metrics';
 import { AppError } from './errors';
 
@@ -24,7 +25,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 
 /**
  * JSON bodies up to 1 MiB. A parse error is not answered here: it is kept and raised after the
- * guards (BodyErrorInterceptor), so the contract's order holds: 401 and 429 come before 400.
+ * guards (BodyErrorGuard), so the contract's order holds: 401 and 429 come before 400.
  */
 function deferredJsonParser(): (req: Request, res: Response, next: NextFunction) => void {
   const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
@@ -104,6 +105,7 @@ export function configureHttp(app: INestApplication, config: AppConfig): void {
   app.use(securityHeaders());
   if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
   app.use(requestId);
+  app.use(app.get(RequestLogging).middleware);
   app.use(deferredJsonParser());
   // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT (drain HTTP first, then app.close()).
 }

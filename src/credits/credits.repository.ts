@@ -8,6 +8,12 @@ export interface LedgerWrite {
   balanceAfter: number;
 }
 
+export interface ChargeDetails {
+  reference: string;
+  phone: string | null;
+  source: string | null;
+}
+
 export interface LedgerRow {
   id: string;
   type: LedgerEntryType;
@@ -59,24 +65,32 @@ export class CreditsRepository {
   }
 
   /**
-   * CHARGE: debits `cost` only if the balance covers it (the conditional UPDATE takes the row lock,
-   * so concurrent charges queue and none can overspend). Undefined when the balance is short.
-   * The row stays unsettled until the call answers (settle) or is refunded.
+   * CHARGE of several calls of one account at the same price, in ONE statement: the account row is
+   * locked (concurrent charges queue behind it, here and on other instances), then the calls are taken
+   * in order while the balance covers them: the first ⌊balance / cost⌋ are written, each as its own
+   * ledger row with its own balance_after, and the balance moves by exactly their sum. The rest are
+   * refused, taking nothing (the CHECK constraint would fail the statement as a whole before any
+   * overspend). Rows stay unsettled until their calls answer (settle) or are refunded.
+   * Returns the written charges by reference; a reference missing from the map was refused.
    */
-  async charge(
-    accountId: string,
-    cost: number,
-    details: { reference: string; phone: string | null; source: string | null },
-  ): Promise<LedgerWrite | undefined> {
-    const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
-      `WITH debit AS (
-         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 AND ${ASYNC_COMMIT} RETURNING id, balance)
+  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
+    const rows: Array<{ id: string; reference: string; balance_after: string }> = await this.db.query(
+      `WITH account AS (
+         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR UPDATE),
+       accepted AS (
+         SELECT call.ordinal, call.reference, call.phone, call.source, account.balance - call.ordinal * $2::bigint AS balance_after
+           FROM account, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS call(reference, phone, source, ordinal)
+          WHERE call.ordinal * $2::bigint <= account.balance),
+       debit AS (
+         UPDATE accounts SET balance = balance - $2::bigint * (SELECT count(*) FROM accepted)
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id)
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
-       SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5 FROM debit
-       RETURNING id, balance_after`,
-      [accountId, cost, details.reference, details.phone, details.source],
+       SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source
+         FROM accepted, debit ORDER BY accepted.ordinal
+       RETURNING id, reference, balance_after`,
+      [accountId, cost, calls.map((c) => c.reference), calls.map((c) => c.phone), calls.map((c) => c.source)],
     );
-    return rows[0] && { id: rows[0].id, balanceAfter: Number(rows[0].balance_after) };
+    return new Map(rows.map((row) => [row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) }]));
   }
 
   /**

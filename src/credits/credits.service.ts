@@ -4,8 +4,9 @@ import type { EntityManager } from 'typeorm';
 import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
+import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
-import { CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
+import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
 
 export interface UsagePage {
   entries: LedgerRow[];
@@ -18,6 +19,7 @@ export class CreditsService {
 
   constructor(
     private readonly credits: CreditsRepository,
+    private readonly charges: ChargeBatcher,
     private readonly settlements: SettlementBatcher,
     @Optional() private readonly metrics?: Metrics,
   ) {}
@@ -40,9 +42,12 @@ export class CreditsService {
     throw new AppError('INVALID_REQUEST', `amount ${amount} would take the balance (${balance}) below zero.`);
   }
 
-  /** Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. */
-  async charge(accountId: string, cost: number, details: { reference: string; phone: string | null; source: string | null }): Promise<LedgerWrite> {
-    const charge = await this.credits.charge(accountId, cost, details);
+  /**
+   * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. Written
+   * together with the account's other concurrent charges (see ChargeBatcher).
+   */
+  async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
+    const charge = await this.charges.charge(accountId, cost, details);
     if (!charge) {
       const balance = await this.credits.balance(accountId);
       throw new AppError(

@@ -50,6 +50,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly httpSeriesByKey = new Map<string, { observe(seconds: number): void }>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -62,14 +64,35 @@ export class Metrics {
       const record = () => {
         if (recorded) return;
         recorded = true;
-        const labels = { route: routeOf(req), method: req.method, status: String(res.statusCode) };
-        this.httpRequests.inc(labels);
-        this.httpDuration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        this.httpSeries(routeOf(req), req.method, res.statusCode).observe(Number(process.hrtime.bigint() - started) / 1e9);
       };
       res.once('finish', record);
       res.once('close', record);
       next();
     };
+  }
+
+  /**
+   * The counter and histogram children of one route, method and status, made once: prom-client
+   * otherwise hashes the label object on every call (it showed in the hot path's profile). The
+   * series are bounded (route patterns, not URLs), so is this map.
+   */
+  private httpSeries(route: string, method: string, status: number): { observe(seconds: number): void } {
+    const key = `${method} ${status} ${route}`;
+    let series = this.httpSeriesByKey.get(key);
+    if (!series) {
+      const labels = { route, method, status: String(status) };
+      const requests = this.httpRequests.labels(labels);
+      const duration = this.httpDuration.labels(labels);
+      series = {
+        observe: (seconds) => {
+          requests.inc();
+          duration.observe(seconds);
+        },
+      };
+      this.httpSeriesByKey.set(key, series);
+    }
+    return series;
   }
 
   /** Starts timing one provider call; call the result with the outcome when it settles. */

@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+
+/** Most calls one statement carries. */
+const MAX_BATCH = 250;
+
+interface QueuedCharge {
+  cost: number;
+  details: ChargeDetails;
+  resolve: (charge: LedgerWrite | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for the charges of one account. Every charge of an account must take its row lock in
+ * turn, so concurrent calls of one account cannot run their charges in parallel anyway; instead of N
+ * statements queueing on the lock, the calls that arrive while one statement is running are written
+ * together by the next (`CreditsRepository.chargeMany`), in arrival order, with the same rules as one
+ * by one: none overspends, each gets its own ledger row or a refusal. There is no timer: a lone call
+ * goes out in the next turn of the event loop, and batches grow only with the load (one statement per
+ * account in flight on this instance). Calls at another price wait for the next statement, so that
+ * a batch is always "as many as the balance covers", exactly what sequential charges would do.
+ */
+@Injectable()
+export class ChargeBatcher {
+  private readonly queues = new Map<string, QueuedCharge[]>();
+
+  constructor(private readonly credits: CreditsRepository) {}
+
+  /** The charge once written, or undefined when the balance did not cover it (nothing taken). */
+  charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite | undefined> {
+    return new Promise((resolve, reject) => {
+      const queue = this.queues.get(accountId);
+      const call = { cost, details, resolve, reject };
+      if (queue) {
+        queue.push(call);
+        return;
+      }
+      this.queues.set(accountId, [call]);
+      setImmediate(() => void this.drain(accountId));
+    });
+  }
+
+  /** Writes the account's queued charges, a statement at a time, until none is left. */
+  private async drain(accountId: string): Promise<void> {
+    const queue = this.queues.get(accountId)!;
+    while (queue.length > 0) {
+      const batch = takeSamePrice(queue);
+      try {
+        const written = await this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
+        for (const call of batch) call.resolve(written.get(call.details.reference));
+      } catch (error) {
+        for (const call of batch) call.reject(error);
+      }
+    }
+    this.queues.delete(accountId);
+  }
+}
+
+/** Removes from the queue, in order, up to MAX_BATCH calls at the price of the first. */
+function takeSamePrice(queue: QueuedCharge[]): QueuedCharge[] {
+  const cost = queue[0].cost;
+  const batch: QueuedCharge[] = [];
+  let kept = 0;
+  for (const call of queue) {
+    if (call.cost === cost && batch.length < MAX_BATCH) batch.push(call);
+    else queue[kept++] = call;
+  }
+  queue.length = kept;
+  return batch;
+}
