@@ -27,4 +27,4 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
 # The same image runs the admin CLI (`node dist/tools/admin-cli.js ...`) and the upstream simulator
 # (`node dist/tools/upstream-simulator/main.js --port 4010 --host 0.0.0.0`), see docker-compose.yml.
-CMD ["node", "dist/src/main"]
+CMD ["node", "--max-semi-space-size=64", "dist/src/main"]

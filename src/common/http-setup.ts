@@ -94,6 +94,26 @@ export function corsOptions(origins: CorsOrigins): CorsOptions {
   };
 }
 
+type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/**
+ * Several middlewares mounted as one: Express walks its layers one by one for every request
+ * (matching, allocating), so the always-on ones share a layer. An error passed on (or thrown)
+ * skips the rest, as between separate layers.
+ */
+export function inSequence(middlewares: Middleware[]): Middleware {
+  return (req, res, next) => {
+    let index = 0;
+    const step = (error?: unknown): void => {
+      if (error) return next(error);
+      const middleware = middlewares[index++];
+      if (middleware) middleware(req, res, step);
+      else next();
+    };
+    step();
+  };
+}
+
 /** Everything HTTP-level the app needs, shared by main.ts, the tests and the benchmark. */
 export function configureHttp(app: INestApplication, config: AppConfig): void {
   const server = app.getHttpAdapter().getInstance() as express.Express;
@@ -101,11 +121,8 @@ export function configureHttp(app: INestApplication, config: AppConfig): void {
   server.set('etag', false);
   // req.ip (the per-address rate limit) is the client's, not the load balancer's, only when told how many hops to trust.
   server.set('trust proxy', config.http.trustProxy);
-  app.use(app.get(Metrics).httpMiddleware());
-  app.use(securityHeaders());
+  app.use(inSequence([app.get(Metrics).httpMiddleware(), securityHeaders()]));
   if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
-  app.use(requestId);
-  app.use(app.get(RequestLogging).middleware);
-  app.use(deferredJsonParser());
+  app.use(inSequence([requestId, app.get(RequestLogging).middleware, deferredJsonParser()]));
   // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT (drain HTTP first, then app.close()).
 }

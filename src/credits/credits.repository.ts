@@ -76,7 +76,7 @@ export class CreditsRepository {
   async chargeMany(accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
     const rows: Array<{ id: string; reference: string; balance_after: string }> = await this.db.query(
       `WITH account AS (
-         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR UPDATE),
+         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE),
        accepted AS (
          SELECT call.ordinal, call.reference, call.phone, call.source, account.balance - call.ordinal * $2::bigint AS balance_after
            FROM account, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS call(reference, phone, source, ordinal)

@@ -1,10 +1,12 @@
 /**
  * `npm run bench`: throughput and latency of POST /api/v1/filter against a bare NestJS route, in one run.
- * Servers run as child processes (as in production); the load generator (autocannon) runs here, on the
- * same cores. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a temporary folder.
+ * Servers run as child processes, compiled and started as in production (`npm run start:prod`: the
+ * same Node flags); the load generator (autocannon) runs in a process of its own, on the same cores. Each scenario is
+ * measured after a warm-up (JIT, caches, connections). Uses DATABASE_URL when set, otherwise an
+ * embedded PostgreSQL in a temporary folder. `npm run bench` builds first.
  */
-import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
@@ -12,24 +14,33 @@ import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
+import type { LoadFigures, LoadRequest } from './load-generator';
 
 const ROOT = resolve(__dirname, '../..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP ?? 5);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
+/** The Node flags of `npm run start:prod` (package.json), so the service runs here as it does there. */
+const PRODUCTION_NODE_FLAGS = productionNodeFlags();
 
-interface Figures {
+interface Figures extends LoadFigures {
   scenario: string;
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
 }
 
 
-/** Starts a server script and resolves once `ready` answers (a URL polled, or a line of output). */
+function productionNodeFlags(): string[] {
+  const scripts = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const match = /^node ((?:--\S+ )*)dist\/src\/main$/.exec(scripts['start:prod']);
+  if (!match) throw new Error(`start:prod is not "node [flags] dist/src/main": ${scripts['start:prod']}`);
+  return match[1].trim().split(' ').filter(Boolean);
+}
+
+/** Starts a compiled server script (dist/) and resolves once `ready` answers (a URL polled, or a line of output). */
 async function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
+  const compiled = resolve(ROOT, 'dist', script.replace(/\.ts$/, '.js'));
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: build first (npm run build)`);
+  const child = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, compiled, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,25 +73,17 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function load(scenario: string, options: autocannon.Options): Promise<Figures> {
-  const result = await autocannon({ connections: CONNECTIONS, duration: DURATION_SECONDS, ...options });
-  return {
-    scenario,
-    requestsPerSecond: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-  };
-}
-
-/** A distinct valid UK mobile number per request, so every lookup misses the cache. */
-function uniqueNumbers(): () => string {
-  let next = Math.floor(Math.random() * 50_000);
-  return () => {
-    next = (next + 1) % 100_000;
-    if (next % 10_000 < 5) next += 5; // the test numbers ending 0000-0004 simulate failures
-    return `+4474001${String(next).padStart(5, '0')}`;
-  };
+/** Runs the load generator (a process of its own, see load-generator.ts) and returns its figures. */
+async function load(scenario: string, request: Omit<LoadRequest, 'connections' | 'durationSeconds'> & { durationSeconds?: number }): Promise<Figures> {
+  const generator = spawn(process.execPath, [resolve(ROOT, 'dist/tools/bench/load-generator.js'), JSON.stringify({ connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, ...request })], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  generator.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolveExit) => generator.once('exit', resolveExit));
+  if (code !== 0) throw new Error(`the load generator failed (${code}) for ${scenario}`);
+  return { scenario, ...(JSON.parse(output) as LoadFigures) };
 }
 
 async function createBenchAccount(databaseUrl: string, baseUrl: string): Promise<string> {
@@ -110,17 +113,9 @@ async function benchService(databaseUrl: string, label: string, extraEnv: Record
     const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
     const url = `${baseUrl}/api/v1/filter`;
     const hit = JSON.stringify({ phone: '+447400123456', source: 'bench' });
-    await load('warm-up', { url, method: 'POST', headers, body: hit, duration: 2 });
+    await load('warm-up', { url, method: 'POST', headers, body: hit, durationSeconds: WARM_UP_SECONDS });
     const figures = [await load(`${label}: /filter cache hit (one number)`, { url, method: 'POST', headers, body: hit })];
-    const next = uniqueNumbers();
-    figures.push(
-      await load(`${label}: /filter cache miss (new number each call)`, {
-        url,
-        method: 'POST',
-        headers,
-        requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ phone: next(), source: 'bench' }) }) }],
-      }),
-    );
+    figures.push(await load(`${label}: /filter cache miss (new number each call)`, { url, method: 'POST', headers, uniquePhones: true }));
     return figures;
   } finally {
     await stopChild(service);
@@ -135,7 +130,10 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
     stopDatabase = () => embedded.stop();
   }
-  console.log(`Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario, ${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}`);
+  console.log(
+    `Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario after ${WARM_UP_SECONDS} s of warm-up, ` +
+      `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}, node ${process.version} ${PRODUCTION_NODE_FLAGS.join(' ')}`,
+  );
   await migrate(databaseUrl);
 
   const figures: Figures[] = [];
@@ -145,7 +143,7 @@ async function main(): Promise<void> {
     const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
     try {
       const url = `http://127.0.0.1:${barePort}/bare`;
-      await load('warm-up', { url, duration: 2 });
+      await load('warm-up', { url, durationSeconds: WARM_UP_SECONDS });
       figures.push(await load('bare NestJS route (GET)', { url }));
     } finally {
       await stopChild(bare);
