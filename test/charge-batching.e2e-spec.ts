@@ -1,8 +1,10 @@
 import request from 'supertest';
 import { AppError } from '../src/common/errors';
+import { ChargeBatcher } from '../src/credits/charge-batcher';
 import { CreditsRepository } from '../src/credits/credits.repository';
 import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
+import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
@@ -84,5 +86,76 @@ describe('charging the concurrent calls of one account together', () => {
       chargeMany.mockRestore();
     }
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 20, ledgerSum: 20, byType: { TOPUP: 1, CHARGE: 5 }, unsettledCharges: 0 });
+  });
+
+  describe('while another transaction holds the account row', () => {
+    /** Resolves once a charge statement waits for a row lock in this database. */
+    const chargeWaitsForLock = async () => {
+      const waiting = await eventually(
+        async () =>
+          (await t.db.query(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH account AS%'`,
+          ))[0].waiting as number,
+        (count) => count > 0,
+        5000,
+      );
+      expect(waiting).toBeGreaterThan(0);
+    };
+
+    it('charges from the balance the lock gives, even when it went up meanwhile (a refund, a top-up)', async () => {
+      const account = await createAccount(t, { credits: 1 });
+      const other = t.db.createQueryRunner();
+      await other.connect();
+      try {
+        await other.startTransaction();
+        await other.query(`UPDATE accounts SET balance = balance + 10 WHERE id = $1`, [account.id]);
+        await other.query(
+          `INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, settled_at) VALUES ($1, 'TOPUP', 10, 11, $2, now())`,
+          [account.id, `test:topup:${account.id}`],
+        );
+        const call = filter(t, account).then((res) => res); // costs 4: a balance of 1 does not cover it, 11 does
+        await chargeWaitsForLock();
+        await other.commitTransaction();
+        const res = await call;
+        expect(res.status).toBe(200);
+      } finally {
+        await other.release();
+      }
+      expect(await ledgerState(t.db, account.id)).toEqual({ balance: 7, ledgerSum: 7, byType: { TOPUP: 2, CHARGE: 1 }, unsettledCharges: 0 });
+    });
+
+    it('answers 503 when the charge does not get the row in time; the late charge is refunded, the next call served', async () => {
+      const account = await createAccount(t, { credits: 40 });
+      const batcher = t.app.get(ChargeBatcher);
+      const other = t.db.createQueryRunner();
+      await other.connect();
+      batcher.timeoutMs = 500;
+      try {
+        await other.startTransaction();
+        await other.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, [account.id]);
+        const res = await filter(t, account);
+        expect(res.status).toBe(503);
+        expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+        await other.rollbackTransaction();
+      } finally {
+        batcher.timeoutMs = 10_000;
+        await other.release();
+      }
+      // The statement that timed out was still waiting in PostgreSQL: it commits once the lock is free,
+      // its charge unsettled (the call was answered 503), and the sweep gives it back.
+      const charges = async () => (await ledgerState(t.db, account.id, { waitForSettlement: false })).byType.CHARGE;
+      expect(await eventually(charges, (count) => count === 1, 5000)).toBe(1);
+      await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.connected }).expect(200);
+      const credits = t.app.get(CreditsService);
+      await credits.flushSettlements();
+      const unsettled: Array<{ id: string }> = await t.db.query(
+        `SELECT id FROM ledger_entries WHERE account_id = $1 AND type = 'CHARGE' AND settled_at IS NULL`,
+        [account.id],
+      );
+      expect(unsettled).toHaveLength(1);
+      expect(await credits.refund(unsettled[0].id, 'call never answered')).toBe(true); // what the sweep does with it
+      expect(await ledgerState(t.db, account.id)).toEqual({ balance: 36, ledgerSum: 36, byType: { TOPUP: 1, CHARGE: 2, REFUND: 1 }, unsettledCharges: 0 });
+    });
   });
 });

@@ -1,8 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors';
 import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
 
 /** Most calls one statement carries. */
 const MAX_BATCH = 250;
+
+/**
+ * A charge statement that has not answered by then (a connection gone silent, the row locked
+ * elsewhere) fails its calls with 503 SERVICE_UNAVAILABLE, and the account's next calls get a
+ * statement of their own instead of queueing behind it. Should it commit after all, its charges
+ * stay unsettled and the sweep refunds them.
+ */
+export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
 
 interface QueuedCharge {
   cost: number;
@@ -18,12 +27,16 @@ interface QueuedCharge {
  * together by the next (`CreditsRepository.chargeMany`), in arrival order, with the same rules as one
  * by one: none overspends, each gets its own ledger row or a refusal. There is no timer: a lone call
  * goes out in the next turn of the event loop, and batches grow only with the load (one statement per
- * account in flight on this instance). Calls at another price wait for the next statement, so that
- * a batch is always "as many as the balance covers", exactly what sequential charges would do.
+ * account in flight on this instance). A statement carries calls of one price, taken in order while
+ * the balance covers them; calls at another price wait for the next statement (so around a change of
+ * settings a cheaper call may be served before a dearer one that came first: a valid order for
+ * concurrent calls).
  */
 @Injectable()
 export class ChargeBatcher {
   private readonly queues = new Map<string, QueuedCharge[]>();
+  /** See CHARGE_STATEMENT_TIMEOUT_MS (a field, so that a test can shorten it). */
+  timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
 
   constructor(private readonly credits: CreditsRepository) {}
 
@@ -47,13 +60,28 @@ export class ChargeBatcher {
     while (queue.length > 0) {
       const batch = takeSamePrice(queue);
       try {
-        const written = await this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
+        const written = await this.withinTimeout(this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details)));
         for (const call of batch) call.resolve(written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);
       }
     }
     this.queues.delete(accountId);
+  }
+
+  private async withinTimeout<T>(statement: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new AppError('SERVICE_UNAVAILABLE', 'The credits ledger did not answer in time. Nothing was charged; please retry.')),
+        this.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([statement, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -70,7 +70,12 @@ export class CreditsRepository {
    * in order while the balance covers them: the first ⌊balance / cost⌋ are written, each as its own
    * ledger row with its own balance_after, and the balance moves by exactly their sum. The rest are
    * refused, taking nothing (the CHECK constraint would fail the statement as a whole before any
-   * overspend). Rows stay unsettled until their calls answer (settle) or are refunded.
+   * overspend). The new balance is set from the locked one, not as `balance - …`: PostgreSQL builds
+   * the new row from the version its snapshot saw and checks constraints on it before it re-reads a
+   * row updated meanwhile (a refund committed while this statement waited for the lock), so
+   * `balance - …` could fail the CHECK for a balance that in fact covers the calls. The lock is held
+   * from the read to the commit, so the locked value is the current one.
+   * Rows stay unsettled until their calls answer (settle) or are refunded.
    * Returns the written charges by reference; a reference missing from the map was refused.
    */
   async chargeMany(accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
@@ -82,7 +87,7 @@ export class CreditsRepository {
            FROM account, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS call(reference, phone, source, ordinal)
           WHERE call.ordinal * $2::bigint <= account.balance),
        debit AS (
-         UPDATE accounts SET balance = balance - $2::bigint * (SELECT count(*) FROM accepted)
+         UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted)
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id)
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
        SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source
