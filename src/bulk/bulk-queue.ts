@@ -28,6 +28,8 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly boss: PgBoss;
   private readonly settings: AppConfig['bulk'];
   readonly chunkQueue: string;
+  /** Where pg-boss moves a chunk that failed BULK_CHUNK_RETRIES times more (its dead-letter queue). */
+  readonly givenUpQueue: string;
   readonly webhookQueue: string;
   private workerIds: string[] = [];
   private shuttingDown = false;
@@ -35,6 +37,7 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   constructor(config: AppConfig) {
     this.settings = config.bulk;
     this.chunkQueue = config.bulk.queueName;
+    this.givenUpQueue = `${config.bulk.queueName}-given-up`;
     this.webhookQueue = `${config.bulk.queueName}-webhooks`;
     this.boss = new PgBoss({
       connectionString: config.database.url,
@@ -55,6 +58,8 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     await this.boss.start();
+    // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
+    await this.boss.createQueue(this.givenUpQueue);
     await this.boss.createQueue(this.chunkQueue);
     await this.boss.createQueue(this.webhookQueue);
   }
@@ -97,12 +102,20 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
     });
   }
 
-  /** Starts this instance's workers: BULK_PARALLEL_CHUNKS chunk workers and one webhook worker. */
-  async work(handlers: { chunk: (task: ChunkTask) => Promise<void>; webhook: (task: WebhookTask) => Promise<void> }): Promise<void> {
+  /**
+   * Starts this instance's workers: BULK_PARALLEL_CHUNKS chunk workers, one for the chunks given up
+   * and one webhook worker.
+   */
+  async work(handlers: {
+    chunk: (task: ChunkTask) => Promise<void>;
+    givenUp: (task: ChunkTask) => Promise<void>;
+    webhook: (task: WebhookTask) => Promise<void>;
+  }): Promise<void> {
     const options = { batchSize: 1, pollingIntervalSeconds: this.settings.pollIntervalSeconds };
     for (let i = 0; i < this.settings.parallelChunks; i++) {
       this.workerIds.push(await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => handlers.chunk(job.data)));
     }
+    this.workerIds.push(await this.boss.work<ChunkTask>(this.givenUpQueue, options, ([job]) => handlers.givenUp(job.data)));
     this.workerIds.push(await this.boss.work<WebhookTask>(this.webhookQueue, options, ([job]) => handlers.webhook(job.data)));
   }
 
@@ -112,11 +125,20 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * A chunk that stopped (shutdown, crash, database error) is retried promptly and, unlike a
-   * callback, without giving up: its credits are already taken and the entries must be answered.
+   * A chunk that stopped (shutdown, crash, database error) is retried promptly, BULK_CHUNK_RETRIES
+   * times (1,000 by default: a quarter of an hour of failures). Then pg-boss moves it to the
+   * given-up queue, whose worker answers what is left of it PROVIDER_UNAVAILABLE and refunds it, so
+   * that no job stays `processing` with its credits reserved forever. (A chunk given back at
+   * shutdown counts as an attempt too; a thousand restarts in a row would be needed to give it up.)
    */
-  private chunkOptions(): { expireInSeconds: number; retryLimit: number; retryDelay: number; retryBackoff: boolean } {
-    return { expireInSeconds: this.settings.chunkTimeoutSeconds, retryLimit: 1000, retryDelay: 1, retryBackoff: false };
+  private chunkOptions(): { expireInSeconds: number; retryLimit: number; retryDelay: number; retryBackoff: boolean; deadLetter: string } {
+    return {
+      expireInSeconds: this.settings.chunkTimeoutSeconds,
+      retryLimit: this.settings.chunkRetries,
+      retryDelay: 1,
+      retryBackoff: false,
+      deadLetter: this.givenUpQueue,
+    };
   }
 
   /** How long a chunk may run before it should yield, well inside its expiration. */

@@ -14,6 +14,9 @@ import { ConcurrencyLimit } from './concurrency-limit';
 export const ENTRY_LOOKUP_FAILED =
   'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';
 
+export const ENTRY_GIVEN_UP =
+  'This number could not be processed: its part of the job failed every attempt. Its credits were refunded; submit it again later.';
+
 const WRITE_BATCH_SIZE = 100;
 const WRITE_INTERVAL_MS = 250;
 
@@ -44,7 +47,11 @@ export class BulkProcessor implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.queue.work({ chunk: (task) => this.processChunk(task), webhook: (task) => this.deliverCallback(task) });
+    await this.queue.work({
+      chunk: (task) => this.processChunk(task),
+      givenUp: (task) => this.giveUpChunk(task),
+      webhook: (task) => this.deliverCallback(task),
+    });
   }
 
   async processChunk({ jobId, chunk }: ChunkTask): Promise<void> {
@@ -56,6 +63,25 @@ export class BulkProcessor implements OnApplicationBootstrap {
       // Thrown, so that pg-boss fails the job and it is retried (here or on another instance).
       if (outcome === 'stopping') throw new Error(`shutting down: the rest of chunk ${chunk} of bulk job ${jobId} goes back to the queue`);
       if (outcome === 'yielded') return this.queue.enqueueChunk({ jobId, chunk });
+    }
+    await this.finish(job);
+  }
+
+  /**
+   * A chunk that failed every attempt (BULK_CHUNK_RETRIES): its numbers still without an answer are
+   * answered PROVIDER_UNAVAILABLE, which `finish` refunds, and the job completes like any other.
+   * Idempotent, like the rest: retried by the queue if the database is still away.
+   */
+  async giveUpChunk({ jobId, chunk }: ChunkTask): Promise<void> {
+    const job = await this.jobs.find(jobId);
+    if (!job) return;
+    if (job.status !== 'completed') {
+      const phones = await this.jobs.pendingPhones(jobId, chunk);
+      const written = await this.jobs.recordAnswers(
+        jobId,
+        phones.map((phone) => ({ phone, error: { code: 'PROVIDER_UNAVAILABLE', message: ENTRY_GIVEN_UP } })),
+      );
+      if (written > 0) this.logger.error(`Bulk job ${jobId}: chunk ${chunk} failed every attempt; ${written} entries answered PROVIDER_UNAVAILABLE and refunded`);
     }
     await this.finish(job);
   }

@@ -21,6 +21,7 @@ describe('validateEnvironment', () => {
       chunkSize: 100,
       parallelChunks: 4,
       chunkTimeoutSeconds: 120,
+      chunkRetries: 1000,
       maintenanceIntervalSeconds: 10,
       pollIntervalSeconds: 1,
       queueName: 'bulk-lookups',

@@ -132,6 +132,13 @@ export class EnvironmentVariables {
   @IsInt() @Min(2) @Max(3600)
   BULK_CHUNK_TIMEOUT_SECONDS: number = 120;
 
+  /**
+   * Attempts of a chunk that keeps failing (1 s apart) after the first one; then its numbers still
+   * without an answer are answered PROVIDER_UNAVAILABLE and refunded, and the job completes.
+   */
+  @IsInt() @Min(0) @Max(100_000)
+  BULK_CHUNK_RETRIES: number = 1000;
+
   /** How often the queue looks for expired chunks (pg-boss maintenance interval). */
   @IsInt() @Min(1) @Max(3600)
   BULK_QUEUE_MAINTENANCE_SECONDS: number = 10;
