@@ -554,7 +554,7 @@ export interface components {
         };
         BulkRequestDto: {
             /**
-             * @description http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp).
+             * @description http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). Must be a public address: loopback, private and link-local addresses (and `localhost`) are refused with 400.
              * @example https://example.com/hooks/phone-filter
              */
             callback_url?: string;

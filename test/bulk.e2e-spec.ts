@@ -48,6 +48,7 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
       BULK_POLL_INTERVAL_SECONDS: '0.5',
       BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
       BULK_WEBHOOK_TIMEOUT_MS: '2000',
+      BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', // the receivers of these tests listen on 127.0.0.1
     });
   });
   afterAll(async () => {

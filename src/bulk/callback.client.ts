@@ -1,40 +1,57 @@
 import { Injectable } from '@nestjs/common';
+import http from 'node:http';
+import https from 'node:https';
 import { AppConfig } from '../config/app-config';
+import { publicOnlyLookup, refusedCallbackHost } from './callback-address';
 import { signCallback } from './callback-signature';
 
 export class CallbackFailedError extends Error {}
 
-/** The one place that calls customers' callback URLs. */
+/**
+ * The one place that calls customers' callback URLs. Unless BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS is
+ * set, it connects only to public addresses (checked on the address it connects to, see
+ * publicOnlyLookup), so a callback cannot be aimed at this service's own network.
+ */
 @Injectable()
 export class CallbackClient {
   private readonly timeoutMs: number;
+  private readonly allowPrivateNetworks: boolean;
 
   constructor(config: AppConfig) {
     this.timeoutMs = config.bulk.webhook.timeoutMs;
+    this.allowPrivateNetworks = config.bulk.webhook.allowPrivateNetworks;
   }
 
-  /** POSTs the JSON body, signed; throws CallbackFailedError unless the receiver answers 2xx in time. */
+  /** POSTs the JSON body, signed; throws CallbackFailedError unless the receiver answers 2xx in time. Redirects are not followed. */
   async post(url: string, payload: object, secret: string): Promise<void> {
+    const target = new URL(url);
+    const refused = this.allowPrivateNetworks ? undefined : refusedCallbackHost(target);
+    if (refused) throw new CallbackFailedError(`callback not delivered: ${refused}`);
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json; charset=utf-8',
-          'User-Agent': 'phone-filter-webhook/1',
-          'X-Signature': signCallback(secret, timestamp, body),
-          'X-Signature-Timestamp': timestamp,
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = (target.protocol === 'https:' ? https : http).request(
+        target,
+        {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json; charset=utf-8',
+            'Content-Length': Buffer.byteLength(body),
+            'User-Agent': 'phone-filter-webhook/1',
+            'X-Signature': signCallback(secret, timestamp, body),
+            'X-Signature-Timestamp': timestamp,
+          },
+          lookup: this.allowPrivateNetworks ? undefined : publicOnlyLookup,
+          signal: AbortSignal.timeout(this.timeoutMs),
         },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (error) {
-      throw new CallbackFailedError(`callback not delivered: ${(error as Error).message}`);
-    }
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status < 200 || response.status >= 300) throw new CallbackFailedError(`callback answered HTTP ${response.status}`);
+        (response) => {
+          resolve(response.statusCode ?? 0);
+          response.destroy(); // the answer is its status; the body is not read
+        },
+      );
+      request.on('error', (error) => reject(new CallbackFailedError(`callback not delivered: ${error.message}`)));
+      request.end(body);
+    });
+    if (status < 200 || status >= 300) throw new CallbackFailedError(`callback answered HTTP ${status}`);
   }
 }

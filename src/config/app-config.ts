@@ -38,7 +38,7 @@ export class AppConfig {
     pollIntervalSeconds: number;
     queueName: string;
     queueSchema: string;
-    webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number };
+    webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
@@ -97,6 +97,7 @@ export class AppConfig {
         timeoutMs: env.BULK_WEBHOOK_TIMEOUT_MS,
         retries: env.BULK_WEBHOOK_RETRIES,
         retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
+        allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
     };
     // The sweep must never take a call that is still running for an abandoned one (it would refund a

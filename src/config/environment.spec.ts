@@ -26,7 +26,7 @@ describe('validateEnvironment', () => {
       pollIntervalSeconds: 1,
       queueName: 'bulk-lookups',
       queueSchema: 'pgboss',
-      webhook: { timeoutMs: 5000, retries: 8, retryDelaySeconds: 5 },
+      webhook: { timeoutMs: 5000, retries: 8, retryDelaySeconds: 5, allowPrivateNetworks: false },
     });
     expect(() => validateEnvironment({ BULK_POLL_INTERVAL_SECONDS: '0.1' })).toThrow(/BULK_POLL_INTERVAL_SECONDS/);
     expect(() => validateEnvironment({ BULK_QUEUE_SCHEMA: 'Bad-Schema' })).toThrow(/BULK_QUEUE_SCHEMA/);

@@ -166,6 +166,13 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(3600)
   BULK_WEBHOOK_RETRY_DELAY_SECONDS: number = 5;
 
+  /**
+   * Lets callback_url point at loopback, private and link-local addresses (development, tests, a
+   * receiver inside your own network). Off: callbacks go to public addresses only.
+   */
+  @IsIn(['true', 'false'], { message: 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' | 'false' = 'false';
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 

@@ -46,7 +46,9 @@ export class BulkRequestDto {
 
   @ApiPropertyOptional({
     example: 'https://example.com/hooks/phone-filter',
-    description: 'http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp).',
+    description:
+      'http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). ' +
+      'Must be a public address: loopback, private and link-local addresses (and `localhost`) are refused with 400.',
   })
   @IsOptional()
   @IsString()

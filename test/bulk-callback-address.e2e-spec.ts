@@ -1,0 +1,63 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import request from 'supertest';
+import * as addresses from '../src/bulk/callback-address';
+import { CallbackClient, CallbackFailedError } from '../src/bulk/callback.client';
+import { createAccount } from './factories/accounts';
+import { ledgerState } from './helpers/ledger';
+import { startTestApp, TestApp } from './helpers/test-app';
+
+/** With the default configuration, callbacks go to public addresses only. */
+describe('bulk callback_url: public addresses only (server-side request forgery)', () => {
+  let t: TestApp;
+  let receiver: http.Server;
+  let port: number;
+  let received = 0;
+  beforeAll(async () => {
+    t = await startTestApp({ PROVIDER: 'sandbox' }); // BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS left at its default
+    receiver = http.createServer((_req, res) => {
+      received++;
+      res.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    port = (receiver.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (receiver) await new Promise((resolve) => receiver.close(resolve));
+  });
+
+  it.each([
+    ['a loopback address', () => `http://127.0.0.1:${port}/hook`, /127\.0\.0\.1 is not a public address/],
+    ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data', /169\.254\.169\.254 is not a public address/],
+    ['IPv6 loopback', () => `http://[::1]:${port}/hook`, /::1 is not a public address/],
+    ['localhost', () => `http://localhost:${port}/hook`, /localhost is this machine/],
+  ])('refuses %s with 400, and charges nothing', async (_name, url, message) => {
+    const account = await createAccount(t, { credits: 100 });
+    const res = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send({ phones: ['+447400123456'], callback_url: url() });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({ code: 'INVALID_REQUEST', message: expect.stringMatching(message) });
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
+  });
+
+  it('never connects to a name that resolves to a private address, and says why', async () => {
+    const client = t.app.get(CallbackClient);
+    const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, 'secret');
+    await expect(delivery).rejects.toBeInstanceOf(CallbackFailedError);
+    await expect(delivery).rejects.toThrow(/localhost is this machine/);
+    // A name its spelling does not give away is checked on what it resolves to, at connection time:
+    // "hooks.example.test" is resolved here as "localhost" would be (127.0.0.1, from /etc/hosts).
+    const realLookup = addresses.publicOnlyLookup;
+    const lookup = jest
+      .spyOn(addresses, 'publicOnlyLookup')
+      .mockImplementation((hostname, options, callback) => realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback));
+    try {
+      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, 'secret');
+      await expect(disguised).rejects.toThrow(/not delivered: localhost resolves to no public address \(127\.0\.0\.1/);
+      expect(lookup).toHaveBeenCalled();
+    } finally {
+      lookup.mockRestore();
+    }
+    expect(received).toBe(0);
+  });
+});
