@@ -43,7 +43,11 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
       connectionString: config.database.url,
       schema: config.bulk.queueSchema,
       application_name: 'phone-filter-queue',
-      max: 4,
+      // A connection for every worker (the chunk workers, the given-up and the webhook worker) and two
+      // for maintenance and sends. With fewer, a worker can be left waiting in the pool's queue at
+      // shutdown, when pg-pool ends without ever answering it: pg-boss then waits for that worker
+      // forever (a 1 s polling loop that keeps the process alive).
+      max: config.bulk.parallelChunks + 4,
       supervise: true,
       maintenanceIntervalSeconds: config.bulk.maintenanceIntervalSeconds,
       schedule: false,
