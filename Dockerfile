@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
+# Node 24 (LTS): Node 20 reached its end of life in April 2026, and on 24 the service needs half the CPU
+# per call (see README, Benchmark). The code supports Node >= 20.19; the test suite passes on 20 and 24.
 # Build stage: compile TypeScript with the dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -13,7 +15,7 @@ COPY tools ./tools
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: only the built service and production dependencies, as a non-root user.
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production PORT=3000
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
