@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
+import { withTimeout } from '../common/timeout';
 import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
 
 /** Most calls one statement carries. */
@@ -60,7 +61,8 @@ export class ChargeBatcher {
     while (queue.length > 0) {
       const batch = takeSamePrice(queue);
       try {
-        const written = await this.withinTimeout(this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details)));
+        const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
+        const written = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
         for (const call of batch) call.resolve(written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);
@@ -68,22 +70,10 @@ export class ChargeBatcher {
     }
     this.queues.delete(accountId);
   }
-
-  private async withinTimeout<T>(statement: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new AppError('SERVICE_UNAVAILABLE', 'The credits ledger did not answer in time. Nothing was charged; please retry.')),
-        this.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([statement, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
 }
+
+const ledgerTimedOut = () =>
+  new AppError('SERVICE_UNAVAILABLE', 'The credits ledger did not answer in time. Nothing was charged; please retry.');
 
 /** Removes from the queue, in order, up to MAX_BATCH calls at the price of the first. */
 function takeSamePrice(queue: QueuedCharge[]): QueuedCharge[] {

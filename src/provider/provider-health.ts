@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { LookupCacheStore } from './lookup-cache.store';
 import { LookupProvider } from './lookup-provider';
+import { withTimeout } from '../common/timeout';
 
 export interface ProviderHealthStatus {
   provider: string;
@@ -39,12 +40,4 @@ export class ProviderHealth {
   async cache(): Promise<LookupCacheHealthStatus> {
     return { store: this.store.kind, reachable: await withTimeout(this.store.ping(), 1000).catch(() => false) };
   }
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
