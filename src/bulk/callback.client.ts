@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
-import { publicOnlyLookup, refusedCallbackHost } from './callback-address';
+import { publicOnlyLookup, refusedCallbackUrl } from './callback-address';
 import { signCallback } from './callback-signature';
 
 export class CallbackFailedError extends Error {}
@@ -24,9 +24,9 @@ export class CallbackClient {
 
   /** POSTs the JSON body, signed; throws CallbackFailedError unless the receiver answers 2xx in time. Redirects are not followed. */
   async post(url: string, payload: object, secret: string): Promise<void> {
-    const target = new URL(url);
-    const refused = this.allowPrivateNetworks ? undefined : refusedCallbackHost(target);
+    const refused = refusedCallbackUrl(url, this.allowPrivateNetworks);
     if (refused) throw new CallbackFailedError(`callback not delivered: ${refused}`);
+    const target = new URL(url);
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const status = await new Promise<number>((resolve, reject) => {
