@@ -51,7 +51,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
 
   it('never connects to a name that resolves to a private address, and says why', async () => {
     const client = t.app.get(CallbackClient);
-    const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, 'secret');
+    const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, ['secret']);
     await expect(delivery).rejects.toBeInstanceOf(CallbackFailedError);
     await expect(delivery).rejects.toThrow(/localhost is this machine/);
     // A name its spelling does not give away is checked on what it resolves to, at connection time:
@@ -61,7 +61,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
       .spyOn(addresses, 'publicOnlyLookup')
       .mockImplementation((hostname, options, callback) => realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback));
     try {
-      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, 'secret');
+      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, ['secret']);
       await expect(disguised).rejects.toThrow(/not delivered: localhost resolves to no public address \(127\.0\.0\.1/);
       expect(lookup).toHaveBeenCalled();
     } finally {

@@ -7,6 +7,8 @@ import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
 import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
 import { CreditsService } from '../credits/credits.service';
+import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
+import { SettingsService } from '../settings/settings.service';
 import { AdminAuditRepository, AuditRecord, AuditRow } from './admin-audit.repository';
 
 /** Who performs an admin action: `admin-api` with the request id, `cli:<os user>`, `bootstrap`... */
@@ -95,6 +97,7 @@ export class AdminService {
     private readonly keys: ApiKeysService,
     private readonly credits: CreditsService,
     private readonly audit: AdminAuditRepository,
+    private readonly settings: SettingsService,
   ) {}
 
   async createAccount(input: { name: string; plan?: string; credits?: number }, by: ActorRef): Promise<CreatedAccount> {
@@ -216,6 +219,15 @@ export class AdminService {
       { account_id: key.accountId, status: key.status },
     );
     return { id: key.id, status: 'revoked' };
+  }
+
+  /** A new webhook secret; the old one keeps signing callbacks for 24 h. Audited without either secret. */
+  async rotateWebhookSecret(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<WebhookSecretRotationDto> {
+    await this.requireAccount(accountId);
+    const rotated = await this.settings.rotateWebhookSecret(accountId);
+    const after = { previous_secret_valid_until: rotated.previous_secret_valid_until };
+    await this.record(toActor(by), 'account.webhook_secret.rotate', 'account', accountId, null, after);
+    return rotated;
   }
 
   async listPlans(): Promise<PlanView[]> {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
 import { publicOnlyLookup, refusedCallbackUrl } from './callback-address';
-import { signCallback } from './callback-signature';
+import { signatureHeader } from './callback-signature';
 
 export class CallbackFailedError extends Error {}
 
@@ -22,8 +22,12 @@ export class CallbackClient {
     this.allowPrivateNetworks = config.bulk.webhook.allowPrivateNetworks;
   }
 
-  /** POSTs the JSON body, signed; throws CallbackFailedError unless the receiver answers 2xx in time. Redirects are not followed. */
-  async post(url: string, payload: object, secret: string): Promise<void> {
+  /**
+   * POSTs the JSON body, signed with each of `secrets` (the current webhook secret, and the previous
+   * one during its grace period); throws CallbackFailedError unless the receiver answers 2xx in time.
+   * Redirects are not followed.
+   */
+  async post(url: string, payload: object, secrets: string[]): Promise<void> {
     const refused = refusedCallbackUrl(url, this.allowPrivateNetworks);
     if (refused) throw new CallbackFailedError(`callback not delivered: ${refused}`);
     const target = new URL(url);
@@ -38,7 +42,7 @@ export class CallbackClient {
             'Content-Type': 'application/json; charset=utf-8',
             'Content-Length': Buffer.byteLength(body),
             'User-Agent': 'phone-filter-webhook/1',
-            'X-Signature': signCallback(secret, timestamp, body),
+            'X-Signature': signatureHeader(secrets, timestamp, body),
             'X-Signature-Timestamp': timestamp,
           },
           lookup: this.allowPrivateNetworks ? undefined : publicOnlyLookup,

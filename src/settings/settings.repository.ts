@@ -12,6 +12,36 @@ export class SettingsRepository {
     return this.db.getRepository(AccountSettings).findOneBy({ accountId });
   }
 
+  /**
+   * One statement: the new secret becomes current, the current one stays valid for `graceSeconds`
+   * (a rotation during a grace period ends the older secret's at once: only two are ever valid).
+   */
+  async rotateWebhookSecret(accountId: string, secret: string, graceSeconds: number): Promise<{ previousValidUntil: Date } | undefined> {
+    const [rows]: [Array<{ previous_valid_until: Date }>, number] = await this.db.query(
+      `UPDATE account_settings
+          SET previous_webhook_secret = webhook_secret,
+              previous_webhook_secret_expires_at = now() + make_interval(secs => $3),
+              webhook_secret = $2,
+              updated_at = now()
+        WHERE account_id = $1
+    RETURNING previous_webhook_secret_expires_at AS previous_valid_until`,
+      [accountId, secret, graceSeconds],
+    );
+    return rows[0] ? { previousValidUntil: rows[0].previous_valid_until } : undefined;
+  }
+
+  /** The secrets that sign a callback now: the current one, then the previous one while its grace lasts. */
+  async findValidWebhookSecrets(accountId: string): Promise<string[]> {
+    const rows: Array<{ current: string; previous: string | null }> = await this.db.query(
+      `SELECT webhook_secret AS current,
+              CASE WHEN previous_webhook_secret_expires_at > now() THEN previous_webhook_secret END AS previous
+         FROM account_settings WHERE account_id = $1`,
+      [accountId],
+    );
+    if (!rows[0]) return [];
+    return rows[0].previous ? [rows[0].current, rows[0].previous] : [rows[0].current];
+  }
+
   async updateChecks(accountId: string, checks: Partial<EnabledChecks>): Promise<void> {
     const changes: Partial<AccountSettings> = {};
     if (checks.network_status !== undefined) changes.networkStatus = checks.network_status;

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { EnabledChecks } from '../provider/lookup.types';
-import { SettingsDto } from './dto/settings.dto';
+import { SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { costPerCall } from './pricing';
 import { SettingsRepository } from './settings.repository';
 
@@ -11,6 +12,9 @@ export interface AccountChecks {
   checks: EnabledChecks;
   cost: number;
 }
+
+/** How long the secret before a rotation keeps signing callbacks (README "Callbacks"). */
+export const WEBHOOK_SECRET_GRACE_SECONDS = 24 * 3600;
 
 /** A change made on another instance is seen here within this time; on this instance at once. */
 const CHECKS_CACHE_TTL_MS = 1000;
@@ -45,8 +49,19 @@ export class SettingsService {
     return this.load(accountId);
   }
 
-  async webhookSecret(accountId: string): Promise<string> {
-    return (await this.load(accountId)).webhook_secret;
+  /** The secrets a callback is signed with now: the current one, and the previous one during its grace period. */
+  async webhookSecrets(accountId: string): Promise<string[]> {
+    const secrets = await this.settings.findValidWebhookSecrets(accountId);
+    if (secrets.length === 0) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return secrets;
+  }
+
+  /** A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS. */
+  async rotateWebhookSecret(accountId: string): Promise<WebhookSecretRotationDto> {
+    const secret = `whsec_${randomBytes(24).toString('base64url')}`;
+    const rotated = await this.settings.rotateWebhookSecret(accountId, secret, WEBHOOK_SECRET_GRACE_SECONDS);
+    if (!rotated) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return { webhook_secret: secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   }
 
   private async load(accountId: string): Promise<SettingsDto> {

@@ -24,6 +24,18 @@ export class SettingsDto {
   webhook_secret: string;
 }
 
+export class WebhookSecretRotationDto {
+  @ApiProperty({ example: 'whsec_Q3v8Zk1pN6tY0bRm4LxW9cJ2hF7dS5aG', description: 'The new HMAC key; callbacks are signed with it from now on.' })
+  webhook_secret: string;
+
+  @ApiProperty({
+    example: '2026-11-24T05:00:00.000Z',
+    format: 'date-time',
+    description: 'Until then the previous secret still signs callbacks too: X-Signature carries both signatures, comma-separated, the new one first.',
+  })
+  previous_secret_valid_until: string;
+}
+
 export class ChecksPatchDto {
   @ApiPropertyOptional({ example: true, description: 'Network Connection Status (status, carrier); 4 credits by default.' })
   @IsOptional() @IsBoolean()
