@@ -7,7 +7,7 @@ import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter'
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
-import { EnabledChecks } from '../src/provider/lookup.types';
+import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 

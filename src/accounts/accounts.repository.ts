@@ -5,12 +5,6 @@ import { DataSource } from 'typeorm';
 import { Account } from './account.entity';
 import { Plan } from './plan.entity';
 
-export interface AccountChecks {
-  network_status: boolean;
-  line_type: boolean;
-  portability: boolean;
-}
-
 @Injectable()
 export class AccountsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -29,15 +23,6 @@ export class AccountsRepository {
 
   findById(id: string): Promise<Account | null> {
     return this.db.getRepository(Account).findOneBy({ id });
-  }
-
-  /** The three check switches of the account's settings (the row is created with the account). */
-  async findChecks(accountId: string): Promise<AccountChecks | undefined> {
-    const rows: AccountChecks[] = await this.db.query(
-      `SELECT network_status, line_type, portability FROM account_settings WHERE account_id = $1`,
-      [accountId],
-    );
-    return rows[0];
   }
 
   count(): Promise<number> {

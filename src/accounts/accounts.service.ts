@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { Account } from './account.entity';
-import { AccountChecks, AccountsRepository } from './accounts.repository';
+import { AccountsRepository } from './accounts.repository';
 import { Plan } from './plan.entity';
 
 @Injectable()
@@ -17,12 +17,6 @@ export class AccountsService {
     const account = await this.accounts.findById(id);
     if (!account) throw new AppError('NOT_FOUND', `No account ${id}.`);
     return account;
-  }
-
-  async getChecks(id: string): Promise<AccountChecks> {
-    const checks = await this.accounts.findChecks(id);
-    if (!checks) throw new AppError('NOT_FOUND', `No settings for account ${id}.`);
-    return checks;
   }
 
   count(): Promise<number> {

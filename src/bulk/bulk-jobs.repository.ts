@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { FilterResultDto } from '../filter/dto/filter.dto';
-import type { EnabledChecks } from '../provider/lookup.types';
+import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import type { EnabledChecks } from '../checks/checks';
 import type { BulkStatus } from './dto/bulk.dto';
 import type { PlannedEntry } from './plan';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module';
-import { FilterModule } from '../filter/filter.module';
+import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
 import { BulkQueue } from './bulk-queue';
@@ -10,7 +10,7 @@ import { BulkService } from './bulk.service';
 import { CallbackClient } from './callback.client';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, FilterModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule],
   controllers: [BulkController],
   providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient],
 })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { EnabledChecks } from '../provider/lookup.types';
+import { columnsFromChecks, EnabledChecks } from '../checks/checks';
 import { AccountSettings } from './account-settings.entity';
 
 @Injectable()
@@ -13,10 +13,7 @@ export class SettingsRepository {
   }
 
   async updateChecks(accountId: string, checks: Partial<EnabledChecks>): Promise<void> {
-    const changes: Partial<AccountSettings> = {};
-    if (checks.network_status !== undefined) changes.networkStatus = checks.network_status;
-    if (checks.line_type !== undefined) changes.lineType = checks.line_type;
-    if (checks.portability !== undefined) changes.portability = checks.portability;
+    const changes = columnsFromChecks(checks);
     if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
   }
 }
