@@ -112,6 +112,14 @@ export class BulkJobsRepository {
     return rows[0] && toJob(rows[0]);
   }
 
+  /** Jobs by status; undefined when the table does not exist (not migrated yet). */
+  async countByStatus(): Promise<Map<string, number> | undefined> {
+    const [{ present }]: Array<{ present: boolean }> = await this.db.query(`SELECT to_regclass('bulk_jobs') IS NOT NULL AS present`);
+    if (!present) return undefined;
+    const rows: Array<{ status: string; count: string }> = await this.db.query(`SELECT status, count(*) AS count FROM bulk_jobs GROUP BY status`);
+    return new Map(rows.map((row) => [row.status, Number(row.count)]));
+  }
+
   /** Newest first, keyset-paginated on seq. */
   async page(accountId: string, limit: number, beforeSeq: string | undefined): Promise<BulkJob[]> {
     const rows: JobRow[] = await this.db.query(

@@ -3,6 +3,7 @@ import { CreditsModule } from '../credits/credits.module';
 import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
+import { BulkMetrics } from './bulk-metrics';
 import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
@@ -12,6 +13,6 @@ import { CallbackClient } from './callback.client';
 @Module({
   imports: [SettingsModule, CreditsModule, ProviderModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient],
+  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient, BulkMetrics],
 })
 export class BulkModule {}
