@@ -43,7 +43,7 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
   expect((error as AppError).status).toBe(503);
 }
 
-/** The test-number table, as every adapter must answer it (API.md section 10). */
+/** The test-number table, as every adapter must answer it (docs/api.md). */
 function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();
