@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Account } from './account.entity';
 import { Plan } from './plan.entity';
 
@@ -9,14 +8,11 @@ import { Plan } from './plan.entity';
 export class AccountsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The account and its default settings, in one transaction. */
-  async create(name: string, plan: string): Promise<Account> {
+  /** The account and what `within` writes for it (its default settings), in one transaction. */
+  async create(name: string, plan: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
     return this.db.transaction(async (em) => {
       const account = await em.save(em.create(Account, { name, plan, balance: 0, disabled: false }));
-      await em.query(`INSERT INTO account_settings (account_id, webhook_secret) VALUES ($1, $2)`, [
-        account.id,
-        `whsec_${randomBytes(24).toString('base64url')}`,
-      ]);
+      await within(em, account.id);
       return account;
     });
   }

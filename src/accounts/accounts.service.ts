@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Account } from './account.entity';
 import { AccountsRepository } from './accounts.repository';
@@ -8,9 +9,10 @@ import { Plan } from './plan.entity';
 export class AccountsService {
   constructor(private readonly accounts: AccountsRepository) {}
 
-  async create(name: string, planName = 'free'): Promise<Account> {
+  /** `within` runs in the account's transaction (the caller's rows that must exist with it, or not at all). */
+  async create(name: string, planName: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
     await this.getPlan(planName);
-    return this.accounts.create(name, planName);
+    return this.accounts.create(name, planName, within);
   }
 
   async get(id: string): Promise<Account> {

@@ -57,7 +57,7 @@ export class AdminService {
     if (!Number.isSafeInteger(credits) || credits < 0 || credits > ADMIN_LIMITS.credits) {
       throw new AppError('INVALID_REQUEST', `credits must be an integer from 0 to ${ADMIN_LIMITS.credits}.`);
     }
-    const account = await this.accounts.create(name, plan.name);
+    const account = await this.accounts.create(name, plan.name, (transaction, id) => this.settings.createDefaults(transaction, id));
     const balance = credits > 0 ? await this.credits.adjust(account.id, credits, 'initial credits', ledgerActor(actor)) : 0;
     const key = await this.keys.issue(account.id);
     await this.record(actor, 'account.create', 'account', account.id, null, {

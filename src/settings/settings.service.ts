@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { checksFromColumns, costPerCall, EnabledChecks } from '../checks/checks';
@@ -32,6 +33,11 @@ export class SettingsService {
     const answer = { checks, cost: costPerCall(checks, this.config.prices) };
     this.cache.set(accountId, answer);
     return answer;
+  }
+
+  /** A new account's default settings, written in the account's own transaction. */
+  createDefaults(transaction: EntityManager, accountId: string): Promise<void> {
+    return this.settings.createDefaults(transaction, accountId);
   }
 
   async get(accountId: string): Promise<SettingsDto> {
