@@ -15,7 +15,7 @@ import { describeNumber, originalCarrier } from '../../src/provider/numbering-pl
 
 /**
  * A stand-alone stand-in for the HLR Lookups API v2 (hlr-lookups.com): same endpoints, same request
- * signing, answers by the shared test-number table (API.md section 10). Dependency-free (node:http)
+ * signing, answers by the shared test-number table (docs/api.md). Dependency-free (node:http)
  * so tests and the benchmark can run it in-process on port 0, and `npm run upstream` can run it alone.
  */
 export interface UpstreamSimulatorOptions {

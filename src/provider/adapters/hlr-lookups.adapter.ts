@@ -16,7 +16,7 @@ import {
 } from 'cockatiel';
 import http from 'node:http';
 import https from 'node:https';
-import { LookupProvider, ProviderUnavailableError } from '../lookup-provider';
+import { CircuitBreakerState, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import {
   digestHeaders,
@@ -91,7 +91,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     this.probePolicy = perAttemptTimeout;
   }
 
-  get circuitState(): 'closed' | 'open' | 'half-open' | 'isolated' {
+  override get circuitState(): CircuitBreakerState {
     return ({ [CircuitState.Closed]: 'closed', [CircuitState.Open]: 'open', [CircuitState.HalfOpen]: 'half-open', [CircuitState.Isolated]: 'isolated' } as const)[
       this.breaker.state
     ];
