@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Express } from 'express';
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { createAccount } from './factories/accounts';
 import { expectError } from './helpers/expect-error';
@@ -94,6 +95,42 @@ describe('security review', () => {
       const adminCall = await request(t.http).post('/admin/v1/accounts').set(admin).set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('notgzip');
       expectError(adminCall, 400, 'INVALID_REQUEST');
       expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100 });
+    });
+  });
+
+  describe('row 3, the class: every error type of the body parser, on a customer and an admin route', () => {
+    const gzipped = (text: string) => gzipSync(Buffer.from(text));
+    it.each([
+      ['encoding.unsupported', { 'Content-Encoding': 'compress' }, '{}', 400, /Unsupported Content-Encoding/],
+      ['charset.unsupported', { 'Content-Type': 'application/json; charset=latin-9' }, '{}', 400, /charset/],
+      ['entity.too.large', {}, JSON.stringify({ phone: 'x'.repeat(1024 * 1024) }), 413, /1 MiB/],
+      ['entity.too.large, once inflated', { 'Content-Encoding': 'gzip' }, gzipped(JSON.stringify({ phone: 'x'.repeat(2 * 1024 * 1024) })), 413, /1 MiB/],
+      ['entity.parse.failed', {}, '{"phone":', 400, /not valid JSON/],
+      ['entity.parse.failed, once inflated', { 'Content-Encoding': 'gzip' }, gzipped('{"phone":'), 400, /not valid JSON/],
+      ['a gzip body that is not gzip', { 'Content-Encoding': 'gzip' }, 'notgzip', 400, /could not be decoded/],
+      ['a deflate body that is not deflate', { 'Content-Encoding': 'deflate' }, 'notdeflate', 400, /could not be decoded/],
+      ['a br body that is not br', { 'Content-Encoding': 'br' }, Buffer.from([0xff, 0xff, 0xff, 0xff]), 400, /could not be decoded/],
+      ['a gzip body cut short', { 'Content-Encoding': 'gzip' }, gzipped('{"phone":"+447400123456"}').subarray(0, 12), 400, /could not be decoded/],
+    ])('%s', async (_type, headers, body, status, message) => {
+      const account = await createAccount(t, { credits: 100 });
+      for (const [path, auth] of [['/api/v1/filter', account.auth], ['/admin/v1/accounts', admin]] as const) {
+        // serialize: the bytes as given (superagent would otherwise JSON-encode a Buffer).
+        const res = await request(t.http).post(path).set(auth).set({ 'Content-Type': 'application/json', ...headers }).serialize((raw: unknown) => raw as string).send(body);
+        expectError(res, status, status === 413 ? 'PAYLOAD_TOO_LARGE' : 'INVALID_REQUEST');
+        expect(res.body.error.message).toMatch(message);
+      }
+      expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100 });
+    });
+
+    it('still reads a well-formed gzip body', async () => {
+      const account = await createAccount(t, { credits: 100 });
+      const res = await request(t.http)
+        .post('/api/v1/filter')
+        .set(account.auth)
+        .set({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' })
+        .serialize((raw: unknown) => raw as string)
+        .send(gzipped(`{"phone":"${TEST_NUMBERS.connected}"}`));
+      expect(res.status).toBe(200);
     });
   });
 
