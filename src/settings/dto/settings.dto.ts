@@ -20,7 +20,7 @@ export class SettingsDto {
   @ApiProperty({ example: 4, minimum: 0, description: "Credits one POST /api/v1/filter costs with these checks: the sum of their prices (this deployment's)." })
   cost_per_call: number;
 
-  @ApiProperty({ example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', description: 'Read-only HMAC key that signs bulk-job callbacks (X-Signature).' })
+  @ApiProperty({ example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', description: 'HMAC key that signs bulk-job callbacks (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.' })
   webhook_secret: string;
 }
 
