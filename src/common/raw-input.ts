@@ -8,6 +8,7 @@ import { AppError } from './errors';
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** C0 control characters (U+0000 to U+001F): NUL is refused by PostgreSQL text, the rest has no place in a field. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this rule's purpose
 const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 
 /**
