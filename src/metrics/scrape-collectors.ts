@@ -13,7 +13,8 @@ const UNDEFINED_TABLE = '42P01';
 
 /**
  * Metrics read when Prometheus scrapes, from the state that already exists: LookupService's plain
- * counters, the hlr-lookups circuit breaker, and the bulk_jobs table. Nothing on the request path.
+ * counters, the hlr-lookups circuit breaker and its upstream tally (cost, failures), and the
+ * bulk_jobs table. Nothing on the request path.
  */
 @Injectable()
 export class ScrapeCollectors implements OnModuleInit {
@@ -71,6 +72,27 @@ export class ScrapeCollectors implements OnModuleInit {
         collect() {
           const current = provider.circuitState;
           for (const state of CIRCUIT_STATES) this.set({ state }, state === current ? 1 : 0);
+        },
+      });
+      const tally = provider.tally;
+      new Counter({
+        name: 'phone_filter_upstream_cost_total',
+        help: 'What the hlr-lookups upstream says it charged (its `cost` field, in the account currency), by endpoint path.',
+        labelNames: ['endpoint'] as const,
+        registers,
+        collect() {
+          this.reset();
+          for (const [endpoint, cost] of tally.costByPath()) this.inc({ endpoint }, cost);
+        },
+      });
+      new Counter({
+        name: 'phone_filter_upstream_errors_total',
+        help: 'hlr-lookups upstream failures by endpoint path and kind (http_<status>, rate_limited, invalid_answer, processing_rejected, processing_failed, query_failed, error_code, timeout, network, ...).',
+        labelNames: ['endpoint', 'kind'] as const,
+        registers,
+        collect() {
+          this.reset();
+          for (const { path, kind, count } of tally.failureCounts()) this.inc({ endpoint: path, kind }, count);
         },
       });
     }
