@@ -210,6 +210,8 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     port,
     setOptions(partial) {
       Object.assign(settings, partial);
+      // A new limit starts a new window: counts from before must not decide the first answers under it.
+      if ('rateLimit' in partial) window = { startedMs: 0, count: 0 };
     },
     stats: () => structuredClone(stats),
     resetStats() {
