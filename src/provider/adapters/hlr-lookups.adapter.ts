@@ -223,7 +223,8 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
               body = undefined;
             }
             if (status >= 200 && status < 300) {
-              if (body !== undefined) return resolve(body);
+              // GET /auth-test: the status is the answer (the SDK READMEs check the 200 only).
+              if (body !== undefined || method === 'GET') return resolve(body);
               this.logBreakOnce(path, '(body)', 'not JSON, or cut short');
               return reject(new UpstreamFailure(`upstream sent invalid JSON on ${path}`, 'upstream_error', 'invalid_answer'));
             }
