@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { HlrLookupsAdapter } from '../provider/adapters/hlr-lookups.adapter';
+import { registerUpstreamTallyMetrics } from '../provider/adapters/hlr-lookups.metrics';
 import { LookupProvider } from '../provider/lookup-provider';
 import { LookupService } from '../provider/lookup.service';
 import { Metrics } from './metrics';
@@ -74,27 +75,7 @@ export class ScrapeCollectors implements OnModuleInit {
           for (const state of CIRCUIT_STATES) this.set({ state }, state === current ? 1 : 0);
         },
       });
-      const tally = provider.tally;
-      new Counter({
-        name: 'phone_filter_upstream_cost_total',
-        help: 'What the hlr-lookups upstream says it charged (its `cost` field, in the account currency), by endpoint path.',
-        labelNames: ['endpoint'] as const,
-        registers,
-        collect() {
-          this.reset();
-          for (const [endpoint, cost] of tally.costByPath()) this.inc({ endpoint }, cost);
-        },
-      });
-      new Counter({
-        name: 'phone_filter_upstream_errors_total',
-        help: 'hlr-lookups upstream failures by endpoint path and kind (http_<status>, rate_limited, invalid_answer, processing_rejected, processing_failed, query_failed, error_code, timeout, network, ...).',
-        labelNames: ['endpoint', 'kind'] as const,
-        registers,
-        collect() {
-          this.reset();
-          for (const { path, kind, count } of tally.failureCounts()) this.inc({ endpoint: path, kind }, count);
-        },
-      });
+      registerUpstreamTallyMetrics(registers, provider.tally);
     }
     new Gauge({
       name: 'phone_filter_bulk_jobs',
