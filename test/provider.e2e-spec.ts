@@ -7,7 +7,7 @@ import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter'
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
-import { EnabledChecks } from '../src/provider/lookup.types';
+import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
@@ -43,7 +43,7 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
   expect((error as AppError).status).toBe(503);
 }
 
-/** The test-number table, as every adapter must answer it (API.md section 10). */
+/** The test-number table, as every adapter must answer it (docs/api.md). */
 function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();

@@ -8,7 +8,7 @@ import { BODY_FAULTS, BodyFault, breakSchema, hlrAnswer, mnpAnswer, ntAnswer, nu
 
 /**
  * A stand-alone stand-in for the HLR Lookups API v2 (hlr-lookups.com): same endpoints, same request
- * signing, answers by the shared test-number table (API.md section 10) with every documented field
+ * signing, answers by the shared test-number table (docs/api.md) with every documented field
  * (answers.ts), and a switch for each documented failure (SIMULATED_FAULTS). node:http only, so tests
  * and the benchmark run it in-process on port 0, and `npm run upstream` runs it alone.
  */

@@ -16,11 +16,13 @@ import {
 } from 'cockatiel';
 import http from 'node:http';
 import https from 'node:https';
+import type { Registry } from 'prom-client';
 import type { z } from 'zod';
-import { LookupProvider, ProviderUnavailableError } from '../lookup-provider';
+import { CircuitBreakerState, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { networkStatusFrom, numberTypeFrom, portabilityFrom, UpstreamFailure, UpstreamTally } from './hlr-lookups.answers';
 import { digestHeaders, HLR_PATHS } from './hlr-lookups.protocol';
+import { registerUpstreamTallyMetrics } from './hlr-lookups.metrics';
 import { errorAnswer, firstIssue, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from './hlr-lookups.schema';
 
 export interface HlrLookupsOptions {
@@ -99,7 +101,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     this.probePolicy = perAttemptTimeout;
   }
 
-  get circuitState(): 'closed' | 'open' | 'half-open' | 'isolated' {
+  override get circuitState(): CircuitBreakerState {
     return ({ [CircuitState.Closed]: 'closed', [CircuitState.Open]: 'open', [CircuitState.HalfOpen]: 'half-open', [CircuitState.Isolated]: 'isolated' } as const)[
       this.breaker.state
     ];
@@ -124,6 +126,10 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
+  }
+
+  override registerMetrics(registers: Registry[]): void {
+    registerUpstreamTallyMetrics(registers, this.tally);
   }
 
   onModuleDestroy(): void {
