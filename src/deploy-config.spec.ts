@@ -61,6 +61,10 @@ describe('deploy/nginx.conf', () => {
     expect(location?.body).toMatch(/proxy_pass http:\/\/phone_filter;/);
   });
 
+  it("answers its own 404s in the contract's content type", () => {
+    expect(nginx).toMatch(/default_type application\/json;\s+charset utf-8;\s+charset_types application\/json;/);
+  });
+
   it('counts loopback, RFC 1918 and IPv6 unique-local as internal, and nothing else', () => {
     const internal = geo('internal_client');
     expect(internal.defaultValue).toBe('0');
