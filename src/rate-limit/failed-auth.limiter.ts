@@ -61,8 +61,8 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
     if (!this.logged.has(key)) {
       this.logged.set(key, true, { ttl: verdict.retryAfterSeconds * 1000 });
       this.logger.warn(
-        `failed-authentication limit reached: address ${key.slice('ip:'.length)} made more than ${this.limit} failed attempts in ` +
-          `${this.windowSeconds} s (last with an ${CREDENTIAL_NAMES[credential]}); its attempts are refused for ${verdict.retryAfterSeconds} s`,
+        `failed-authentication limit reached: address ${key.slice('ip:'.length)} used its ${this.limit} failed attempts per ` +
+          `${this.windowSeconds} s (the last with an ${CREDENTIAL_NAMES[credential]}); its attempts are refused for ${verdict.retryAfterSeconds} s`,
       );
     }
     throw new AppError('RATE_LIMITED', failedAuthLimitMessage(this.limit, this.windowSeconds, verdict.retryAfterSeconds), {
