@@ -58,15 +58,46 @@ describe('security review', () => {
       }
     });
 
-    it('shares one count with wrong API keys: the credential does not matter, the address does', async () => {
+    it('counts each kind of credential apart: wrong API keys cannot lock the admin out, nor wrong admin tokens the customers', async () => {
+      // The contract limits requests without a valid key; customer-key failures and admin-token failures are separate counts.
       const from = '203.0.113.12';
-      for (let i = 0; i < IP_LIMIT - 1; i++) {
-        const res = await request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from);
-        expect(res.status).toBe(401);
+      const account = await createAccount(t, { plan: 'enterprise', credits: 0 });
+      const wrongKey = () => request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from);
+      const wrongToken = () => request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from);
+      for (let i = 0; i < IP_LIMIT; i++) expect((await wrongKey()).status).toBe(401);
+      expect((await wrongKey()).status).toBe(429);
+
+      expect((await request(t.http).get('/admin/v1/plans').set(admin).set('X-Forwarded-For', from)).status).toBe(200);
+      for (let i = 0; i < IP_LIMIT; i++) expect((await wrongToken()).status).toBe(401);
+      expect((await wrongToken()).status).toBe(429);
+
+      // A valid API key from the same address is verified and served: it is not a request without a valid key.
+      expect((await request(t.http).get('/api/v1/balance').set(account.auth).set('X-Forwarded-For', from)).status).toBe(200);
+    });
+
+    it('holds under concurrency: a burst of wrong admin tokens gets at most the limit verified, and the right token late in it is refused', async () => {
+      const shared = { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379', RATE_LIMIT_REDIS_PREFIX: `pf:test:${randomBytes(6).toString('hex')}:rl:` };
+      for (const env of [{ REDIS_URL: undefined }, shared]) {
+        const instance = await startBehindProxy(env);
+        try {
+          // Listening like a deployed instance, so the burst arrives on concurrent connections.
+          await instance.app.listen(0, '127.0.0.1');
+          const url = `http://127.0.0.1:${(instance.http.address() as { port: number }).port}`;
+          const from = '203.0.113.14';
+          const send = (i: number) =>
+            request(url)
+              .get('/admin/v1/plans')
+              .set('Authorization', i === 300 ? `Bearer ${ADMIN_TOKEN}` : `Bearer wrong-admin-token-${i}`)
+              .set('X-Forwarded-For', from);
+          const responses = await Promise.all(Array.from({ length: 400 }, (_, i) => send(i)));
+          const verifiedWrong = responses.filter((res) => res.status === 401).length;
+          expect(verifiedWrong).toBeLessThanOrEqual(IP_LIMIT);
+          expect(responses.filter((res) => res.status === 429)).toHaveLength(400 - verifiedWrong);
+          expectError(responses[300], 429, 'RATE_LIMITED');
+        } finally {
+          await instance.close();
+        }
       }
-      expect((await request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from)).status).toBe(401);
-      expect((await request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from)).status).toBe(429);
-      expect((await request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from)).status).toBe(429);
     });
 
     it('is one count for every instance sharing a Redis', async () => {
