@@ -196,6 +196,23 @@ describe('security review', () => {
     });
   });
 
+  describe('follow-up: a lone surrogate is a 400 naming the field, so no admin action goes unaudited', () => {
+    it.each([
+      ['an admin name', () => request(t.http).post('/admin/v1/accounts').set(admin).send({ name: 'evil\ud800' }), /name/],
+      ['an admin reason', (id: string) => request(t.http).post(`/admin/v1/accounts/${id}/credits`).set(admin).send({ amount: 1, reason: '\udc00x' }), /reason/],
+    ])('in %s', async (_name, send, field) => {
+      const account = await createAccount(t, { credits: 100 });
+      const auditRows = async () => Number((await t.db.query('SELECT count(*) AS n FROM admin_audit')) [0].n);
+      const before = await auditRows();
+      const res = await send(account.id);
+      expectError(res, 400, 'INVALID_REQUEST');
+      expect(res.body.error.message).toMatch(field);
+      expect(res.body.error.message).toMatch(/well-formed/);
+      expect(await auditRows()).toBe(before);
+      expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100 });
+    });
+  });
+
   describe('row 6: prototype keys are unknown fields', () => {
     it.each([
       ['constructor', '{"phone":"+447400123456","constructor":{"x":1}}', /constructor/],
