@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
+import { SettingsService } from '../src/settings/settings.service';
 import { createAccount } from './factories/accounts';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
@@ -260,6 +261,27 @@ describe('security review', () => {
       expect(graceEnds).toBeGreaterThan(23.9 * 3600_000);
       expect(graceEnds).toBeLessThanOrEqual(24 * 3600_000);
       expect((await request(t.http).get('/api/v1/settings').set(account.auth).expect(200)).body.webhook_secret).toBe(rotated.body.webhook_secret);
+    });
+
+    it('audits a rotation through the customer API (the key, never a secret), and erases a previous secret once its grace has passed', async () => {
+      const account = await createAccount(t, { credits: 0 });
+      const rotated = await request(t.http).post('/api/v1/settings/webhook-secret').set(account.auth).set('X-Request-Id', 'rotate-req-1').expect(200);
+      const rows: Array<{ actor: string; before: unknown; after: unknown; request_id: string }> = await t.db.query(
+        `SELECT actor, before, after, request_id FROM admin_audit WHERE action = 'account.webhook_secret.rotate' AND target_id = $1`,
+        [account.id],
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0].actor).toMatch(/^api-key:[0-9a-f-]{36}$/);
+      expect(rows[0].request_id).toBe('rotate-req-1');
+      expect(rows[0].after).toEqual({ previous_secret_valid_until: rotated.body.previous_secret_valid_until });
+      expect(JSON.stringify(rows)).not.toMatch(/whsec_/);
+
+      const settings = t.app.get(SettingsService);
+      expect(await settings.webhookSecrets(account.id)).toHaveLength(2);
+      await t.db.query(`UPDATE account_settings SET previous_webhook_secret_expires_at = now() - interval '1 second' WHERE account_id = $1`, [account.id]);
+      expect(await settings.webhookSecrets(account.id)).toEqual([rotated.body.webhook_secret]);
+      const [stored] = await t.db.query('SELECT previous_webhook_secret, previous_webhook_secret_expires_at FROM account_settings WHERE account_id = $1', [account.id]);
+      expect(stored).toEqual({ previous_webhook_secret: null, previous_webhook_secret_expires_at: null });
     });
   });
 });
