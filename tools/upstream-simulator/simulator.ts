@@ -10,7 +10,7 @@ import {
   NtLookupResponse,
   upstreamNumberType,
 } from '../../src/provider/adapters/hlr-lookups.protocol';
-import { portedCarrier, testNumberRule } from '../../src/provider/adapters/test-numbers';
+import { portedCarrier, TestNumberTable } from '../../src/provider/adapters/test-numbers';
 import { describeNumber, originalCarrier } from '../../src/provider/numbering-plan';
 
 /**
@@ -71,6 +71,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorOptions> = {}): Promise<UpstreamSimulator> {
   const settings: UpstreamSimulatorOptions = { ...SIMULATOR_DEFAULTS, ...options };
   let stats = emptyStats();
+  const testNumbers = new TestNumberTable();
   const timers = new Set<NodeJS.Timeout>();
 
   /** Waits `ms`, or gives up quietly when the client goes away (so a 10 s answer never outlives its caller). */
@@ -134,7 +135,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     const e164 = `+${raw.replace(/\D/g, '')}`;
 
     const number = describeNumber(e164);
-    const rule = number.validForPlan ? testNumberRule(e164) : null;
+    const rule = number.validForPlan ? testNumbers.rule(e164, route) : null;
     if (rule?.kind === 'failure') return fail(response, 503, 'NETWORK_FAILURE', 'simulated upstream failure for this number');
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
 
