@@ -7,7 +7,7 @@ import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
-import { IdempotencyService } from './idempotency.service';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 
 @ApiTags('filter')
 @CustomerApi()
