@@ -44,6 +44,12 @@ export class AccountsService {
     return plan;
   }
 
+  /** How many numbers the account's plan lets it watch (watchlists). */
+  async maxWatchedNumbers(accountId: string): Promise<number> {
+    const account = await this.get(accountId);
+    return (await this.getPlan(account.plan)).maxWatchedNumbers;
+  }
+
   listPlans(): Promise<Plan[]> {
     return this.accounts.listPlans();
   }
