@@ -55,7 +55,7 @@ export class Watchlists1764500000000 implements MigrationInterface {
         CONSTRAINT watchlist_entries_phone_unique UNIQUE (watchlist_id, phone),
         CONSTRAINT watchlist_entries_rounds CHECK (checked_round <= charged_round)
       )`);
-    await q.query(`CREATE INDEX watchlist_entries_pending_idx ON watchlist_entries (watchlist_id, checked_round, id)`);
+    await q.query(`CREATE INDEX watchlist_entries_round_idx ON watchlist_entries (watchlist_id, id)`);
 
     await q.query(`
       CREATE TABLE watchlist_rounds (

@@ -175,8 +175,9 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
 
   it("refuses numbers past the plan's limit, across the account's watchlists", async () => {
     const plan = `wl-small-${randomBytes(3).toString('hex')}`;
-    // No admin route sets this column yet: the plan is a fixture.
-    await t.db.query(`INSERT INTO plans (name, "limit", window_seconds, max_watched_numbers) VALUES ($1, 1000, 1, 3)`, [plan]);
+    // A plan of this test only (no admin route creates plans); its limit is set as an operator would.
+    await t.db.query(`INSERT INTO plans (name, "limit", window_seconds) VALUES ($1, 1000, 1)`, [plan]);
+    await t.admin.updatePlan(plan, { limit: 1000, window_seconds: 1, max_watched_numbers: 3 }, 'test');
     const account = await createAccount(t, { credits: 1000, plan });
     const first = await create(account, { phones: ['+447400171001', '+447400171002'], interval: 'daily' }).expect(201);
     const refused = await create(account, { phones: ['+447400171003', '+447400171004'], interval: 'daily' });

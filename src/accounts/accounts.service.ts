@@ -54,8 +54,8 @@ export class AccountsService {
     return this.accounts.listPlans();
   }
 
-  async updatePlan(name: string, limit: number, windowSeconds: number): Promise<Plan> {
+  async updatePlan(name: string, limit: number, windowSeconds: number, maxWatchedNumbers?: number): Promise<Plan> {
     await this.getPlan(name);
-    return (await this.accounts.updatePlan(name, limit, windowSeconds))!;
+    return (await this.accounts.updatePlan(name, limit, windowSeconds, maxWatchedNumbers))!;
   }
 }

@@ -10,6 +10,9 @@ import { SettingsService } from '../settings/settings.service';
 import { ClaimedWatchlist, PendingEntry, RoundOutcome, RoundsRepository } from './rounds.repository';
 import { changesBetween, nextCheckAt, roundChargeReference, roundSource } from './watch-rules';
 
+/** Chunks of one round in progress at once: one writing while the next one's lookups run. */
+const CHUNKS_IN_FLIGHT = 2;
+
 /**
  * Runs one round of a watchlist this instance holds the lease of, chunk by chunk: charge the chunk
  * (one statement, marked on the entries in the same transaction), look the numbers up live, write
@@ -73,25 +76,62 @@ export class RoundRunner {
     return { round, checks, cost };
   }
 
+  /**
+   * Passes over the round's pending entries in id order, CHUNKS_IN_FLIGHT chunks at a time (while one
+   * chunk writes, the next one's lookups keep the concurrency busy). A pass that found nothing pending
+   * from the first entry ends the round; another pass picks up what a pass skipped.
+   */
   private async work(claimed: ClaimedWatchlist, round: number, checks: EnabledChecks, cost: number): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    let refused = false;
+    let failure: unknown;
+    let afterId = '0';
+    let progressedThisPass = false;
+    const settle = () => Promise.all(inFlight);
     for (;;) {
-      if (this.stopping || !(await this.rounds.renewLease(claimed.id, round, this.settings.leaseSeconds))) {
-        await this.rounds.releaseLease(claimed.id);
-        return;
+      if (failure !== undefined) {
+        await settle();
+        throw failure;
       }
-      const pending = await this.rounds.pendingEntries(claimed.id, round, this.settings.chunkSize);
-      if (pending.length === 0) {
-        await this.rounds.finishRound(claimed.id, round, claimed.interval);
-        return;
-      }
-      const refused = await this.charge(claimed, round, cost, pending);
-      const paid = pending.filter((entry) => entry.chargeId !== null);
-      if (paid.length > 0) await this.checkAndRecord(claimed.id, round, checks, cost, paid);
       if (refused) {
-        await this.rounds.pauseForCredits(claimed.id, round);
-        return;
+        await settle();
+        return this.rounds.pauseForCredits(claimed.id, round);
       }
+      if (inFlight.size >= CHUNKS_IN_FLIGHT) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      if (this.stopping || !(await this.rounds.renewLease(claimed.id, round, this.settings.leaseSeconds))) {
+        await settle();
+        return this.rounds.releaseLease(claimed.id);
+      }
+      const pending = await this.rounds.pendingEntries(claimed.id, round, afterId, this.settings.chunkSize);
+      if (pending.length === 0) {
+        await settle();
+        if (failure !== undefined || refused) continue;
+        if (afterId === '0') return this.rounds.finishRound(claimed.id, round, claimed.interval);
+        // Entries another run held: look again shortly rather than spin.
+        if (!progressedThisPass) await new Promise((resolve) => setTimeout(resolve, 200));
+        afterId = '0';
+        progressedThisPass = false;
+        continue;
+      }
+      afterId = pending[pending.length - 1].id;
+      progressedThisPass = true;
+      const chunk: Promise<void> = this.chunk(claimed, round, checks, cost, pending)
+        .then((short) => void (refused ||= short))
+        .catch((error: unknown) => void (failure ??= error))
+        .finally(() => inFlight.delete(chunk));
+      inFlight.add(chunk);
     }
+  }
+
+  /** Charges, looks up and records one chunk; true when the balance refused some of it. */
+  private async chunk(claimed: ClaimedWatchlist, round: number, checks: EnabledChecks, cost: number, pending: PendingEntry[]): Promise<boolean> {
+    const refused = await this.charge(claimed, round, cost, pending);
+    const paid = pending.filter((entry) => entry.chargeId !== null);
+    if (paid.length > 0) await this.checkAndRecord(claimed.id, round, checks, cost, paid);
+    return refused;
   }
 
   /** Charges the entries not yet charged for the round (their chargeId is set); true when the balance refused some. */

@@ -119,13 +119,16 @@ export class RoundsRepository {
     await this.db.query(`UPDATE watchlists SET lease_until = NULL, next_check_at = $2 WHERE id = $1 AND NOT round_running`, [watchlistId, next]);
   }
 
-  /** The next entries of the round not yet checked (those removed meanwhile only when already charged). */
-  async pendingEntries(watchlistId: string, round: number, limit: number): Promise<PendingEntry[]> {
+  /**
+   * The next entries of the round not yet checked, after `afterId` in id order (those removed meanwhile
+   * only when already charged).
+   */
+  async pendingEntries(watchlistId: string, round: number, afterId: string, limit: number): Promise<PendingEntry[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
       `SELECT id, phone, last_result, charged_round, charge_id FROM watchlist_entries
-        WHERE watchlist_id = $1 AND checked_round < $2 AND (removed_at IS NULL OR charged_round = $2)
-        ORDER BY checked_round, id LIMIT $3`,
-      [watchlistId, round, limit],
+        WHERE watchlist_id = $1 AND id > $3 AND checked_round < $2 AND (removed_at IS NULL OR charged_round = $2)
+        ORDER BY id LIMIT $4`,
+      [watchlistId, round, afterId, limit],
     );
     return rows.map((row) => ({
       id: String(row.id),
