@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import {
-  CreateWatchlistDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistChangesQueryDto, WatchlistCreatedDto, WatchlistDto,
+  CreateWatchlistDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistChangesQueryDto, WatchlistCreatedDto, WatchlistDeletedDto, WatchlistDto,
   WatchlistEntriesQueryDto, WatchlistListQueryDto, WatchlistPageDto, WatchlistSummaryDto,
 } from './dto/watchlists.dto';
 import { WatchlistsService } from './watchlists.service';
@@ -89,12 +89,12 @@ export class WatchlistsController {
   }
 
   @Delete(':id')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Stop watching: no further round runs (charged rounds stay in the ledger).' })
-  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiOperation({ summary: 'Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on.' })
+  @ApiOkResponse({ type: WatchlistDeletedDto })
   @ApiErrors('NOT_FOUND')
-  async remove(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<void> {
+  async remove(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<WatchlistDeletedDto> {
     await this.watchlists.remove(account, id);
+    return { id, status: 'deleted' };
   }
 
   @Post(':id/check')

@@ -9,6 +9,38 @@ export const WATCHLIST_STATUSES = ['active', 'paused', 'paused_insufficient_cred
 export type WatchlistStatus = (typeof WATCHLIST_STATUSES)[number];
 
 const ID_EXAMPLE = '7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11';
+const ROUND_EXAMPLE = {
+  round: 2,
+  status: 'completed',
+  trigger: 'manual',
+  checked: 2,
+  failed: 0,
+  changes: 2,
+  cost_per_number: 4,
+  ledger_source: `watchlist-${ID_EXAMPLE}-round-2`,
+  started_at: '2026-11-23T05:00:00.000Z',
+  completed_at: '2026-11-23T05:00:01.000Z',
+};
+const SUMMARY_EXAMPLE = {
+  id: ID_EXAMPLE,
+  name: 'CRM contacts',
+  status: 'active',
+  interval: 'weekly',
+  total: 2,
+  callback_url: 'https://example.com/hooks/watchlist',
+  next_check_at: '2026-11-30T05:00:00.000Z',
+  last_round: ROUND_EXAMPLE,
+  created_at: '2026-11-23T04:59:00.000Z',
+};
+const CHANGE_EXAMPLE = {
+  phone: '+447400120005',
+  reference: 'contact-2',
+  field: 'status',
+  before: 'CONNECTED',
+  after: 'ABSENT',
+  round: 2,
+  detected_at: '2026-11-23T05:00:01.000Z',
+};
 const CALLBACK_DESCRIPTION =
   'http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a ' +
   'round is refused for credits), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.';
@@ -113,7 +145,11 @@ export class WatchlistCreatedDto {
   @ApiProperty({ enum: WATCH_INTERVALS, example: 'weekly' }) interval: WatchInterval;
   @ApiProperty({ example: '2026-11-23T05:00:00.000Z', description: 'The first round runs at once.' }) next_check_at: string;
   @ApiProperty({ example: 8, description: "Credits a round costs now: watched numbers × the account's cost per call." }) cost_per_round: number;
-  @ApiProperty({ type: [RejectedEntryDto], description: 'Entries that failed the E.164 rule: not watched, never charged.' })
+  @ApiProperty({
+    type: [RejectedEntryDto],
+    example: [{ index: 2, phone: 'not a number', code: 'INVALID_REQUEST', message: 'phone must be in E.164 format: "+" then 2 to 15 digits, the first not 0, e.g. +14155552671' }],
+    description: 'Entries that failed the E.164 rule: not watched, never charged.',
+  })
   rejected: RejectedEntryDto[];
 }
 
@@ -139,12 +175,13 @@ export class WatchlistSummaryDto {
   @ApiProperty({ example: 2 }) total: number;
   @ApiProperty({ example: 'https://example.com/hooks/watchlist', nullable: true, type: String }) callback_url: string | null;
   @ApiProperty({ example: '2026-11-30T05:00:00.000Z' }) next_check_at: string;
-  @ApiProperty({ type: WatchlistRoundDto, nullable: true, description: 'The last round started, or null.' }) last_round: WatchlistRoundDto | null;
+  @ApiProperty({ type: WatchlistRoundDto, nullable: true, example: ROUND_EXAMPLE, description: 'The last round started, or null.' })
+  last_round: WatchlistRoundDto | null;
   @ApiProperty({ example: '2026-11-23T05:00:00.000Z' }) created_at: string;
 }
 
 export class WatchlistPageDto {
-  @ApiProperty({ type: [WatchlistSummaryDto] }) watchlists: WatchlistSummaryDto[];
+  @ApiProperty({ type: [WatchlistSummaryDto], example: [SUMMARY_EXAMPLE] }) watchlists: WatchlistSummaryDto[];
   @ApiProperty({ nullable: true, type: String, example: null, description: 'Pass as cursor for the next (older) page; null on the last page.' })
   next_cursor: string | null;
 }
@@ -188,9 +225,14 @@ export class WatchlistChangeDto {
 }
 
 export class WatchlistChangePageDto {
-  @ApiProperty({ type: [WatchlistChangeDto] }) changes: WatchlistChangeDto[];
+  @ApiProperty({ type: [WatchlistChangeDto], example: [CHANGE_EXAMPLE] }) changes: WatchlistChangeDto[];
   @ApiProperty({ nullable: true, type: String, example: null, description: 'Pass as cursor for the next (older) page; null on the last page.' })
   next_cursor: string | null;
+}
+
+export class WatchlistDeletedDto {
+  @ApiProperty({ example: ID_EXAMPLE }) id: string;
+  @ApiProperty({ enum: ['deleted'], example: 'deleted' }) status: 'deleted';
 }
 
 export class WatchlistListQueryDto extends PageQueryDto({ defaultLimit: 20, maxLimit: 100, cursorMaxLength: 100 }) {}
