@@ -83,8 +83,8 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
   private async deliver(event: DueEvent): Promise<void> {
     if (!event.callbackUrl || event.status === 'deleted') return this.rounds.eventFailed(event.id, undefined);
     try {
-      const secret = await this.accountSettings.webhookSecret(event.accountId);
-      await this.callbacks.post(event.callbackUrl, await this.payload(event), secret);
+      const secrets = await this.accountSettings.webhookSecrets(event.accountId);
+      await this.callbacks.post(event.callbackUrl, await this.payload(event), secrets);
       await this.rounds.eventDelivered(event.id);
     } catch (error) {
       const retries = event.attempts - 1;

@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
-import { refusedCallbackHost } from '../webhooks/callback-address';
+import { refusedCallbackUrl } from '../webhooks/callback-address';
 import {
   CreateWatchlistDto, RejectedEntryDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistCreatedDto, WatchlistDto,
   WatchlistPageDto, WatchlistSummaryDto,
@@ -154,7 +154,7 @@ export class WatchlistsService {
   }
 
   private checkCallback(url: string | undefined): void {
-    const refused = url && !this.allowPrivateCallbacks ? refusedCallbackHost(new URL(url)) : undefined;
+    const refused = url === undefined ? undefined : refusedCallbackUrl(url, this.allowPrivateCallbacks);
     if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
   }
 
