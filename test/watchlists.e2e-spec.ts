@@ -139,6 +139,41 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
     expect(JSON.parse(callsFor(id)[1].body)).toMatchObject({ event: 'watchlist.changes', round: 2 });
   }, 60_000);
 
+  it('pauses a round the balance stops covering half-way, and finishes that same round after a top-up and resume', async () => {
+    // An instance that serves the API but runs no rounds, so the round can be started before the
+    // balance is drained; the worker of the same group comes up afterwards.
+    const group = `wl-midway-${randomBytes(4).toString('hex')}`;
+    const env = { ...hlrLookupsEnv(simulator.url), WATCHLIST_SCHEDULE_GROUP: group, WATCHLIST_POLL_INTERVAL_MS: '100', BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' };
+    const api = await startTestApp({ ...env, WATCHLIST_WORKER: 'false' });
+    let worker: TestApp | undefined;
+    try {
+      const account = await createAccount(api, { credits: 16 });
+      const id = (await request(api.http).post('/api/v1/watchlists').set(account.auth).send({ phones: ['+447400191111', '+447400191234'], interval: 'daily', callback_url: receiver.url }).expect(201)).body.id;
+      expect((await request(api.http).post(`/api/v1/watchlists/${id}/check`).set(account.auth).expect(202)).body).toMatchObject({ round: 1, cost: 8 });
+      for (let i = 0; i < 3; i++) await request(api.http).post('/api/v1/filter').set(account.auth).send({ phone: '+447400199999' }).expect(200);
+      // 4 credits left: one number of the two.
+      worker = await startTestApp(env);
+      const paused = await eventually(
+        async () => (await request(api.http).get(`/api/v1/watchlists/${id}`).set(account.auth)).body,
+        (body) => body.status === 'paused_insufficient_credits',
+        10_000,
+      );
+      expect(paused.last_round).toMatchObject({ round: 1, status: 'running', checked: 1 });
+      const event = await eventually(() => callsFor(id), (found) => found.length >= 1, 10_000);
+      expect(JSON.parse(event[0].body)).toMatchObject({ event: 'watchlist.paused', round: 1 });
+      expect(await ledgerState(api.db, account.id)).toMatchObject({ balance: 0, ledgerSum: 0, byType: { TOPUP: 1, CHARGE: 4 } });
+
+      await api.admin.changeCredits(account.id, 100, 'top-up', 'test');
+      await request(api.http).patch(`/api/v1/watchlists/${id}`).set(account.auth).send({ paused: false }).expect(200);
+      const done = await waitForRound(api.http, account.auth, id, 1);
+      expect(done).toMatchObject({ status: 'active', last_round: { round: 1, status: 'completed', checked: 2, failed: 0 } });
+      expect(await ledgerState(api.db, account.id)).toEqual({ balance: 96, ledgerSum: 96, byType: { TOPUP: 2, CHARGE: 5 }, unsettledCharges: 0 });
+    } finally {
+      await worker?.close();
+      await api.close();
+    }
+  }, 60_000);
+
   it('refunds each failed lookup exactly once and keeps the last answer', async () => {
     const account = await createAccount(t, { credits: 100 });
     const created = await create(account, { phones: ['+447400160003', '+447400161234'], interval: 'monthly' }).expect(201);

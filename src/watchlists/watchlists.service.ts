@@ -96,8 +96,9 @@ export class WatchlistsService {
   }
 
   async update(account: AuthenticatedAccount, id: string, body: UpdateWatchlistDto): Promise<WatchlistSummaryDto> {
-    const watchlist = await this.own(account, id);
+    // Bad input is a 400 whatever the id (the contract's order: validation before lookups).
     if (body.callback_url) this.checkCallback(body.callback_url);
+    const watchlist = await this.own(account, id);
     const lastRound = (await this.watchlists.lastRounds([watchlist.id])).get(watchlist.id);
     let status: Watchlist['status'] | undefined;
     let next: Date | undefined;
