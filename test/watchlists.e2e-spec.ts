@@ -174,6 +174,23 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
     }
   }, 60_000);
 
+  it('retries a callback the receiver refuses, like bulk callbacks, until it is taken', async () => {
+    const flaky = await startReceiver([500, 503], '/hooks/flaky');
+    try {
+      const account = await createAccount(t, { credits: 100 });
+      const id = (await create(account, { phones: ['+447400200005'], interval: 'daily', callback_url: flaky.url }).expect(201)).body.id;
+      await waitForRound(t.http, account.auth, id, 1);
+      await request(t.http).post(`/api/v1/watchlists/${id}/check`).set(account.auth).expect(202);
+      await waitForRound(t.http, account.auth, id, 2);
+      const calls = await eventually(() => flaky.calls, (found) => found.length >= 3, 15_000);
+      expect(calls).toHaveLength(3); // 500, 503, then 200: the same event each time
+      expect(new Set(calls.map((call) => JSON.parse(call.body).id)).size).toBe(1);
+      expect(JSON.parse(calls[2].body)).toMatchObject({ event: 'watchlist.changes', watchlist_id: id, round: 2 });
+    } finally {
+      await flaky.close();
+    }
+  }, 30_000);
+
   it('refunds each failed lookup exactly once and keeps the last answer', async () => {
     const account = await createAccount(t, { credits: 100 });
     const created = await create(account, { phones: ['+447400160003', '+447400161234'], interval: 'monthly' }).expect(201);
