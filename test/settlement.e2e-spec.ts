@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { CreditsRepository } from '../src/credits/credits.repository';
 import { CreditsService } from '../src/credits/credits.service';
-import { IdempotencyRepository } from '../src/filter/idempotency.repository';
+import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { createAccount } from './factories/accounts';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';

@@ -8,8 +8,8 @@ import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
-import { CallbackClient } from './callback.client';
-import { ConcurrencyLimit } from './concurrency-limit';
+import { CallbackClient } from '../webhooks/callback.client';
+import { ConcurrencyLimit } from '../common/concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =
   'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';

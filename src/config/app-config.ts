@@ -38,6 +38,14 @@ export class AppConfig {
     queueSchema: string;
     webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
+  readonly watchlists: {
+    concurrency: number;
+    chunkSize: number;
+    pollIntervalMs: number;
+    leaseSeconds: number;
+    scheduleGroup: string;
+    worker: boolean;
+  };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
     this.environment = env.NODE_ENV;
@@ -97,6 +105,14 @@ export class AppConfig {
         retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
         allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
+    };
+    this.watchlists = {
+      concurrency: env.WATCHLIST_CONCURRENCY,
+      chunkSize: env.WATCHLIST_CHUNK_SIZE,
+      pollIntervalMs: env.WATCHLIST_POLL_INTERVAL_MS,
+      leaseSeconds: env.WATCHLIST_LEASE_SECONDS,
+      scheduleGroup: env.WATCHLIST_SCHEDULE_GROUP,
+      worker: env.WATCHLIST_WORKER === 'true',
     };
     // The sweep must never take a call that is still running for an abandoned one (it would refund a
     // call that then answers, and free its Idempotency-Key for a second charge).

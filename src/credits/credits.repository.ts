@@ -77,9 +77,17 @@ export class CreditsRepository {
    * from the read to the commit, so the locked value is the current one.
    * Rows stay unsettled until their calls answer (settle) or are refunded.
    * Returns the written charges by reference; a reference missing from the map was refused.
+   * With `transaction`, the statement runs in the caller's transaction (its own rows commit with the
+   * charges, or nothing does); `settled` writes the charges settled at once, for a caller that refunds
+   * its failed calls itself (a watchlist round), so the abandoned-charge sweep never takes them.
    */
-  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
-    const rows: Array<{ id: string; reference: string; balance_after: string }> = await this.db.query(
+  async chargeMany(
+    accountId: string,
+    cost: number,
+    calls: ChargeDetails[],
+    options: { transaction?: EntityManager; settled?: boolean } = {},
+  ): Promise<Map<string, LedgerWrite>> {
+    const rows: Array<{ id: string; reference: string; balance_after: string }> = await (options.transaction ?? this.db).query(
       `WITH account AS (
          SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE),
        accepted AS (
@@ -89,11 +97,12 @@ export class CreditsRepository {
        debit AS (
          UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted)
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id)
-       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
-       SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source
+       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, settled_at)
+       SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source,
+              CASE WHEN $6::boolean THEN now() END
          FROM accepted, debit ORDER BY accepted.ordinal
        RETURNING id, reference, balance_after`,
-      [accountId, cost, calls.map((c) => c.reference), calls.map((c) => c.phone), calls.map((c) => c.source)],
+      [accountId, cost, calls.map((c) => c.reference), calls.map((c) => c.phone), calls.map((c) => c.source), options.settled === true],
     );
     return new Map(rows.map((row) => [row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) }]));
   }
@@ -126,9 +135,14 @@ export class CreditsRepository {
    * statement, and a second attempt fails as a whole on the unique refund_of. False when the charge
    * was already refunded (or is unknown, or smaller than the amount).
    */
-  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
+  async refundPart(
+    chargeId: string,
+    amount: number,
+    details: { reference: string; reason: string },
+    transaction?: EntityManager,
+  ): Promise<boolean> {
     try {
-      const rows: unknown[] = await this.db.query(
+      const rows: unknown[] = await (transaction ?? this.db).query(
         `WITH charge AS (
            SELECT id, account_id, phone, source FROM ledger_entries
             WHERE id = $1 AND type = 'CHARGE' AND -amount >= $2

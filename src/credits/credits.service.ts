@@ -78,9 +78,23 @@ export class CreditsService {
     return reservation;
   }
 
-  /** Gives back part of a reservation, exactly once per reservation (false when already done). */
-  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
-    const refunded = await this.credits.refundPart(chargeId, amount, details);
+  /**
+   * CHARGE of several calls at `cost` each, in the caller's transaction and settled at once (the
+   * caller refunds its failed calls with refundPart). Taken in order while the balance covers them;
+   * returns the written charges by reference (a missing reference was refused: balance too short).
+   */
+  async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
+    const charged = await this.credits.chargeMany(accountId, cost, calls, { transaction, settled: true });
+    this.metrics?.creditsCharged(cost * charged.size);
+    return charged;
+  }
+
+  /**
+   * Gives back part of a reservation or a settled charge, exactly once per charge (false when already
+   * done); with `transaction`, in the caller's transaction.
+   */
+  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }, transaction?: EntityManager): Promise<boolean> {
+    const refunded = await this.credits.refundPart(chargeId, amount, details, transaction);
     if (refunded) this.metrics?.creditsRefunded(amount);
     return refunded;
   }

@@ -9,7 +9,7 @@ import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { LookupService } from '../provider/lookup.service';
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto } from './dto/filter.dto';
-import { IdempotencyService, IdempotentOutcome } from './idempotency.service';
+import { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service';
 
 /**
  * The paid lookup: settings → price → charge → the six fields (LookupService.check: cache or
