@@ -65,7 +65,7 @@ export function createRootLogger(level: LogLevel): PinoInstance {
  * openapi.json). Only these names are logged: anything else a client puts in a query string, a key or
  * a token used as a name included, is logged as `(name)`.
  */
-export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor', 'target_id']);
+export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor', 'target_id', 'since']);
 
 /**
  * The query string with every value dropped (`limit=*&cursor=*`): which parameters came, never what
