@@ -14,10 +14,13 @@ const MAX_BATCH = 250;
  */
 export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
 
+/** A charge written, refused for the balance (`undefined`), or not made because its Idempotency-Key is already charged. */
+export type ChargeResult = LedgerWrite | undefined | 'duplicate';
+
 interface QueuedCharge {
   cost: number;
   details: ChargeDetails;
-  resolve: (charge: LedgerWrite | undefined) => void;
+  resolve: (charge: ChargeResult) => void;
   reject: (error: unknown) => void;
 }
 
@@ -41,8 +44,8 @@ export class ChargeBatcher {
 
   constructor(private readonly credits: CreditsRepository) {}
 
-  /** The charge once written, or undefined when the balance did not cover it (nothing taken). */
-  charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite | undefined> {
+  /** The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken). */
+  charge(accountId: string, cost: number, details: ChargeDetails): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(accountId);
       const call = { cost, details, resolve, reject };
@@ -62,8 +65,8 @@ export class ChargeBatcher {
       const batch = takeSamePrice(queue);
       try {
         const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
-        const written = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
-        for (const call of batch) call.resolve(written.get(call.details.reference));
+        const { written, duplicates } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
+        for (const call of batch) call.resolve(duplicates.has(call.details.reference) ? 'duplicate' : written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);
       }

@@ -5,21 +5,26 @@ import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
-import type { EnabledChecks } from '../provider/lookup.types';
+import type { EnabledChecks, LookupAnswers } from '../provider/lookup.types';
 import { describeNumber } from '../provider/numbering-plan';
 import { anyCheckEnabled } from '../settings/pricing';
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto, FilterResultDto } from './dto/filter.dto';
-import { IdempotencyService, IdempotentOutcome } from './idempotency.service';
+import { IdempotencyService, SerializedAnswer } from './idempotency.service';
 import { composeResult } from './result';
 
 export const NO_CHECK_ENABLED =
   'No check is enabled in your account settings, so there is nothing to look up. Enable at least one with PATCH /api/v1/settings.';
 
+export const ANSWER_NOT_RECORDED =
+  'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
+
 /**
- * The paid lookup: settings → price → charge → cache or provider → refund on failure → the six
- * fields. The charge and the refund are each one short statement; no transaction is held open
- * across the network call.
+ * The paid lookup: settings → price → charge → cache or provider → settle, or refund on failure →
+ * the six fields. A call whose answer is known before it is charged (every enabled check cached, or
+ * a number invalid for its plan) is charged settled in one statement; the others are answered only
+ * once their settle is in the database, so an answered call is never refunded as "never answered".
+ * No transaction is held open across the network call.
  */
 @Injectable()
 export class FilterService {
@@ -32,28 +37,41 @@ export class FilterService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<IdempotentOutcome<FilterResultDto>> {
+  /** The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged. */
+  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<SerializedAnswer> {
     const source = request.source ?? 'internal';
-    return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, () =>
-      this.paidLookup(account.accountId, request.phone, source),
-    );
+    return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, {
+      charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, keyId)),
+      free: async () => JSON.stringify(await this.answer(request.phone, (await this.settings.checksFor(account.accountId)).checks)),
+    });
   }
 
-  private async paidLookup(accountId: string, e164: string, source: string): Promise<FilterResultDto> {
+  private async paidLookup(accountId: string, e164: string, source: string, idempotencyKeyId?: string): Promise<FilterResultDto> {
     const { checks, cost } = await this.settings.checksFor(accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
-    const charge = await this.credits.charge(accountId, cost, { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source });
-    let result: FilterResultDto;
+    const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
+    const facts = describeNumber(e164);
+    const cached = facts.validForPlan ? await this.lookups.cached(e164, checks) : { answers: {}, complete: true };
+    if (cached.complete) {
+      await this.credits.charge(accountId, cost, { ...details, settled: true });
+      return composeResult(facts, checks, cached.answers);
+    }
+    const charge = await this.credits.charge(accountId, cost, details);
+    let answers: LookupAnswers;
     try {
-      result = await this.answer(e164, checks);
+      answers = await this.lookups.lookup(e164, checks, cached.answers);
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')
         .catch((refundError: Error) => this.logger.warn(`Refund of charge ${charge.id} deferred to the sweep: ${refundError.message}`));
       throw error;
     }
-    this.credits.settle(charge.id);
-    return result;
+    await this.credits.settle(charge.id).catch(async (error: Error) => {
+      if (await this.credits.settleFailed(charge.id)) return;
+      this.logger.warn(`Answered call not settled, answered 503 instead: ${error.message}`);
+      throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
+    });
+    return composeResult(facts, checks, answers);
   }
 
   /** The six fields for one number (no billing): the numbering plan, then the enabled checks. */

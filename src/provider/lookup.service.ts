@@ -59,13 +59,30 @@ export class LookupService {
   }
 
   /**
-   * The answers of the enabled checks, run in parallel. Throws AppError PROVIDER_UNAVAILABLE when any
-   * enabled check could not be answered (answers that did arrive are still cached for the next call).
+   * What the cache holds for the enabled checks, without asking the provider: `complete` when every
+   * enabled check is there (the answer is known before a call is charged).
    */
-  async lookup(e164: string, checks: EnabledChecks): Promise<LookupAnswers> {
+  async cached(e164: string, checks: EnabledChecks): Promise<{ answers: LookupAnswers; complete: boolean }> {
     const enabled = CHECK_NAMES.filter((check) => checks[check]);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const found = await Promise.all(enabled.map((check) => this.store.get<object>(cacheKey(check, e164))));
     const answers: LookupAnswers = {};
+    found.forEach((answer, index) => {
+      if (answer !== undefined) Object.assign(answers, { [CHECKS[enabled[index]].field]: answer });
+    });
+    const hits = found.filter((answer) => answer !== undefined).length;
+    this.hits += hits;
+    return { answers, complete: hits === enabled.length };
+  }
+
+  /**
+   * The answers of the enabled checks, run in parallel (those in `known` are not asked again). Throws
+   * AppError PROVIDER_UNAVAILABLE when any enabled check could not be answered (answers that did
+   * arrive are still cached for the next call).
+   */
+  async lookup(e164: string, checks: EnabledChecks, known: LookupAnswers = {}): Promise<LookupAnswers> {
+    const enabled = CHECK_NAMES.filter((check) => checks[check] && known[CHECKS[check].field] === undefined);
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const answers: LookupAnswers = { ...known };
     const failures: string[] = [];
     settled.forEach((result, index) => {
       const check = enabled[index];
@@ -95,7 +112,7 @@ export class LookupService {
   }
 
   private answer(check: CheckName, e164: string): Promise<object> {
-    const key = `${CACHE_KEY_VERSION}:${check}:${e164}`;
+    const key = cacheKey(check, e164);
     const flight = this.flights.run(key, async () => {
       const cached = await this.store.get(key);
       if (cached !== undefined) {
@@ -126,3 +143,6 @@ export class LookupService {
   }
 }
 
+function cacheKey(check: CheckName, e164: string): string {
+  return `${CACHE_KEY_VERSION}:${check}:${e164}`;
+}
