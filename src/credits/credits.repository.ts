@@ -204,12 +204,16 @@ export class CreditsRepository {
     }
   }
 
-  /** Calls that answered: their charges are final. */
-  async settleMany(chargeIds: string[]): Promise<void> {
-    await this.db.query(
-      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT}`,
+  /**
+   * Calls that answered: their charges are final. Returns the ids settled by this statement; a charge
+   * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound).
+   */
+  async settleMany(chargeIds: string[]): Promise<Set<string>> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id`,
       [chargeIds],
     );
+    return new Set(rows.map((row) => String(row.id)));
   }
 
 

@@ -8,6 +8,9 @@ import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
 
+export const ANSWER_NOT_RECORDED =
+  'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
+
 export const KEY_IN_USE =
   'A request with this Idempotency-Key is still running, or its charge is still being settled; retry when it has answered.';
 
@@ -95,9 +98,18 @@ export class CreditsService {
     return refunded;
   }
 
-  /** The call answered: resolves once its charge is final in the database (batched with others, see SettlementBatcher). */
-  settle(chargeId: string): Promise<void> {
-    return this.settlements.settle(chargeId);
+  /**
+   * The call answered: resolves once its charge is final in the database (batched with others, see
+   * SettlementBatcher). Throws 503 SERVICE_UNAVAILABLE when it cannot be made final: the statement
+   * failed and the charge was given back (or is left to the sweep), or it was refunded already.
+   */
+  async settle(chargeId: string): Promise<void> {
+    const settled = await this.settlements.settle(chargeId).catch(async (error: Error) => {
+      if (await this.settleFailed(chargeId)) return true;
+      this.logger.warn(`Answered call not settled (answered 503 instead): ${error.message}`);
+      return false;
+    });
+    if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
   }
 
   /**
@@ -105,7 +117,7 @@ export class CreditsService {
    * only its reply was lost. True when the charge stands (the call is answered and final); false when
    * it was refunded now, or nothing could be told (the database is away: the sweep refunds it later).
    */
-  async settleFailed(chargeId: string): Promise<boolean> {
+  private async settleFailed(chargeId: string): Promise<boolean> {
     try {
       if (await this.refund(chargeId, 'answer could not be recorded')) return false;
       return await this.credits.isAnswered(chargeId);

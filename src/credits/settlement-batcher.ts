@@ -9,7 +9,7 @@ const MAX_BATCH = 500;
 
 interface QueuedSettle {
   chargeId: string;
-  resolve: () => void;
+  resolve: (settled: boolean) => void;
   reject: (error: unknown) => void;
 }
 
@@ -30,8 +30,11 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
 
   constructor(private readonly credits: CreditsRepository) {}
 
-  /** Resolves once the charge is settled in the database; rejects when the statement failed. */
-  settle(chargeId: string): Promise<void> {
+  /**
+   * Resolves once the statement has run: true when it settled the charge, false when the charge was
+   * refunded before (then the call must not be answered as charged). Rejects when the statement failed.
+   */
+  settle(chargeId: string): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.pending.push({ chargeId, resolve, reject });
       this.draining ??= new Promise<void>((started) => setImmediate(started)).then(() => this.drain());
@@ -52,8 +55,8 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
       const batch = this.pending.splice(0, MAX_BATCH);
       try {
         const statement = this.credits.settleMany(batch.map((call) => call.chargeId));
-        await withTimeout(statement, this.timeoutMs, settleTimedOut);
-        for (const call of batch) call.resolve();
+        const settled = await withTimeout(statement, this.timeoutMs, settleTimedOut);
+        for (const call of batch) call.resolve(settled.has(call.chargeId));
       } catch (error) {
         for (const call of batch) call.reject(error);
       }

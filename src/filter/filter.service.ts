@@ -16,9 +16,6 @@ import { composeResult } from './result';
 export const NO_CHECK_ENABLED =
   'No check is enabled in your account settings, so there is nothing to look up. Enable at least one with PATCH /api/v1/settings.';
 
-export const ANSWER_NOT_RECORDED =
-  'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
-
 /**
  * The paid lookup: settings → price → charge → cache or provider → settle, or refund on failure →
  * the six fields. A call whose answer is known before it is charged (every enabled check cached, or
@@ -66,11 +63,7 @@ export class FilterService {
         .catch((refundError: Error) => this.logger.warn(`Refund of charge ${charge.id} deferred to the sweep: ${refundError.message}`));
       throw error;
     }
-    await this.credits.settle(charge.id).catch(async (error: Error) => {
-      if (await this.credits.settleFailed(charge.id)) return;
-      this.logger.warn(`Answered call not settled, answered 503 instead: ${error.message}`);
-      throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
-    });
+    await this.credits.settle(charge.id);
     return composeResult(facts, checks, answers);
   }
 
