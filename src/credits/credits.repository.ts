@@ -210,7 +210,10 @@ export class CreditsRepository {
    */
   async settleMany(chargeIds: string[]): Promise<Set<string>> {
     const rows: Array<{ id: string }> = await this.db.query(
-      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id`,
+      // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
+      `WITH settled AS (
+         UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id)
+       SELECT id FROM settled`,
       [chargeIds],
     );
     return new Set(rows.map((row) => String(row.id)));
@@ -225,12 +228,25 @@ export class CreditsRepository {
    * Returns the credits given back, or undefined when the charge was already refunded or settled.
    */
   async refund(chargeId: string, reason: string): Promise<number | undefined> {
+    return this.refundWhere(`c.id = $1 AND c.settled_at IS NULL`, chargeId, reason);
+  }
+
+  /**
+   * REFUND of the charge with this reference, settled or not, exactly once like `refund`: for a charge
+   * that landed after its call was answered 503 (its statement outlived the wait, or its reply was
+   * lost), which may have been written settled. Undefined when there is none, or it is refunded already.
+   */
+  async refundLanded(reference: string, reason: string): Promise<number | undefined> {
+    return this.refundWhere(`c.reference = $1`, reference, reason);
+  }
+
+  private async refundWhere(condition: string, target: string, reason: string): Promise<number | undefined> {
     try {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
-           SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
-            WHERE id = $1 AND type = 'CHARGE' AND settled_at IS NULL AND ${ASYNC_COMMIT}
-              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
+           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source FROM ledger_entries c
+            WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
@@ -241,7 +257,7 @@ export class CreditsRepository {
                 charge.phone, charge.source, $2, now()
            FROM credit, charge, settled
          RETURNING amount`,
-        [chargeId, reason],
+        [target, reason],
       );
       return rows[0] && Number(rows[0].amount);
     } catch (error) {

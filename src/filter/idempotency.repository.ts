@@ -74,10 +74,13 @@ export class IdempotencyRepository {
    */
   async takeOver(keyId: string, claimedBeforeSeconds: number): Promise<boolean> {
     const rows: unknown[] = await this.db.query(
-      `UPDATE idempotency_keys k SET claimed_at = now()
-        WHERE k.id = $1 AND k.status = 'in_progress' AND k.claimed_at < now() - make_interval(secs => $2)
-          AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)
-        RETURNING 1`,
+      // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
+      `WITH taken AS (
+         UPDATE idempotency_keys k SET claimed_at = now()
+          WHERE k.id = $1 AND k.status = 'in_progress' AND k.claimed_at < now() - make_interval(secs => $2)
+            AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)
+          RETURNING 1)
+       SELECT 1 FROM taken`,
       [keyId, claimedBeforeSeconds],
     );
     return rows.length > 0;
