@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { AbandonedChargesSweeper } from '../src/credits/abandoned-charges.sweeper';
 import { CreditsService } from '../src/credits/credits.service';
@@ -116,6 +116,22 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
       ledgerSum: 96,
       byType: { TOPUP: 1, CHARGE: 2, REFUND: 1 },
     });
+  });
+
+  it('a key whose attempt died before charging: once the bound has passed, of two retries at once on two instances one runs, the other gets 409', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    // What an instance killed between taking the key and charging leaves behind.
+    const requestHash = createHash('sha256').update(JSON.stringify({ phone: TEST_NUMBERS.connected, source: 'internal' })).digest('hex');
+    await t.db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, claimed_at)
+       VALUES ($1, 'died-early', $2, 'in_progress', now() - interval '1 hour', now() - make_interval(secs => $3))`,
+      [account.id, requestHash, SWEEP_BOUND_SECONDS + 1],
+    );
+    const retries = await Promise.all([filter(t, account, 'died-early'), filter(other, account, 'died-early')]);
+    expect(retries.map((res) => res.status).sort()).toEqual([200, 409]);
+    const [key] = await t.db.query(`SELECT status, created_at < now() - interval '59 minutes' AS kept_its_life FROM idempotency_keys WHERE account_id = $1`, [account.id]);
+    expect(key).toEqual({ status: 'completed', kept_its_life: true });
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 96, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
   });
 
   it('after a kill -9 mid-call, a retry gets 409 until the sweep refunds the charge, then runs again', async () => {
