@@ -7,7 +7,7 @@ import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter'
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
-import { EnabledChecks } from '../src/provider/lookup.types';
+import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
@@ -43,7 +43,7 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
   expect((error as AppError).status).toBe(503);
 }
 
-/** The test-number table, as every adapter must answer it (API.md section 10). */
+/** The test-number table, as every adapter must answer it (docs/api.md). */
 function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();
@@ -211,6 +211,13 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   });
 
   describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
+
+  it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', () => {
+    // Runs after the table above: its answers went through the schema; none may have broken it.
+    const tally = (m.provider as HlrLookupsAdapter).tally;
+    expect(tally.failureCounts().filter((entry) => entry.kind === 'invalid_answer')).toEqual([]);
+    expect([...tally.costByPath().keys()].sort()).toEqual(['/hlr-lookup', '/mnp-lookup', '/nt-lookup']);
+  });
 
   it('also works with the real API’s /api/v2 base path', async () => {
     const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));

@@ -1,27 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
+import { anyCheckEnabled, NO_CHECK_ENABLED } from '../checks/checks';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
+import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { LookupService } from '../provider/lookup.service';
-import type { EnabledChecks, LookupAnswers } from '../provider/lookup.types';
-import { describeNumber } from '../provider/numbering-plan';
-import { anyCheckEnabled } from '../settings/pricing';
 import { SettingsService } from '../settings/settings.service';
-import { FilterRequestDto, FilterResultDto } from './dto/filter.dto';
+import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, SerializedAnswer } from './idempotency.service';
-import { composeResult } from './result';
-
-export const NO_CHECK_ENABLED =
-  'No check is enabled in your account settings, so there is nothing to look up. Enable at least one with PATCH /api/v1/settings.';
 
 /**
- * The paid lookup: settings → price → charge → cache or provider → settle, or refund on failure →
- * the six fields. A call whose answer is known before it is charged (every enabled check cached, or
- * a number invalid for its plan) is charged settled in one statement; the others are answered only
- * once their settle is in the database, so an answered call is never refunded as "never answered".
- * No transaction is held open across the network call.
+ * The paid lookup: settings → price → charge → the six fields (LookupService.check: cache or
+ * provider) → settle, or refund on failure. A call whose answer is known before it is charged (every
+ * enabled check cached, or a number invalid for its plan) is charged settled in one statement; the
+ * others are answered only once their settle is in the database, so an answered call is never
+ * refunded as "never answered". No transaction is held open across the network call.
  */
 @Injectable()
 export class FilterService {
@@ -39,7 +34,7 @@ export class FilterService {
     const source = request.source ?? 'internal';
     return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, {
       charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, keyId)),
-      free: async () => JSON.stringify(await this.answer(request.phone, (await this.settings.checksFor(account.accountId)).checks)),
+      free: async () => JSON.stringify(await this.lookups.check(request.phone, (await this.settings.checksFor(account.accountId)).checks)),
     });
   }
 
@@ -47,16 +42,15 @@ export class FilterService {
     const { checks, cost } = await this.settings.checksFor(accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
-    const facts = describeNumber(e164);
-    const cached = facts.validForPlan ? await this.lookups.cached(e164, checks) : { answers: {}, complete: true };
-    if (cached.complete) {
+    const cached = await this.lookups.checkFromCache(e164, checks);
+    if (cached.result) {
       await this.credits.charge(accountId, cost, { ...details, settled: true });
-      return composeResult(facts, checks, cached.answers);
+      return cached.result;
     }
     const charge = await this.credits.charge(accountId, cost, details);
-    let answers: LookupAnswers;
+    let result: FilterResultDto;
     try {
-      answers = await this.lookups.lookup(e164, checks, cached.answers);
+      result = await this.lookups.check(e164, checks, cached.known);
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')
@@ -64,13 +58,6 @@ export class FilterService {
       throw error;
     }
     await this.credits.settle(charge.id);
-    return composeResult(facts, checks, answers);
-  }
-
-  /** The six fields for one number (no billing): the numbering plan, then the enabled checks. */
-  async answer(e164: string, checks: EnabledChecks): Promise<FilterResultDto> {
-    const facts = describeNumber(e164);
-    const answers = facts.validForPlan ? await this.lookups.lookup(e164, checks) : {};
-    return composeResult(facts, checks, answers);
+    return result;
   }
 }

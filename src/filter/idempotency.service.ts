@@ -21,7 +21,7 @@ export interface IdempotentWork {
 }
 
 /**
- * `Idempotency-Key` (API.md section 3): a retry with the same key and body within 24 h gets the first
+ * `Idempotency-Key` (docs/api.md): a retry with the same key and body within 24 h gets the first
  * answer again and is not charged again. The ledger enforces "charged once": the charge of a call
  * carries its key's id under a unique index, and only a refund frees it. Only successful answers are
  * kept: a call that failed (402, 503...) kept no charge, so its retry runs again.

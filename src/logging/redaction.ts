@@ -6,7 +6,7 @@ import { maskPhone } from '../common/phone';
  */
 const PHONE_IN_TEXT = /(\+|%2B)([1-9]\d{5,14})(?![\d*])/gi;
 
-/** Masks every phone number in a log text: `+447700900123` → `+44770090****` (API.md section 2). */
+/** Masks every phone number in a log text: `+447700900123` → `+44770090****` (the ledger and the logs never show a whole number). */
 export function maskPhonesIn(text: string): string {
   return text.replace(PHONE_IN_TEXT, (_match, plus: string, digits: string) => plus + maskPhone(`+${digits}`).slice(1));
 }

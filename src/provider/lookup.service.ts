@@ -1,10 +1,14 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
-import { AppConfig, CHECK_NAMES, CheckName } from '../config/app-config';
+import { CHECK_NAMES, CheckName, EnabledChecks } from '../checks/checks';
+import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
 import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
-import { EnabledChecks, LookupAnswers } from './lookup.types';
+import { composeResult } from './answer';
+import { FilterResultDto } from './dto/filter-result.dto';
+import { LookupAnswers } from './lookup.types';
+import { describeNumber } from './numbering-plan';
 import { SingleFlight } from './single-flight';
 import { maskPhone } from '../common/phone';
 
@@ -59,10 +63,33 @@ export class LookupService {
   }
 
   /**
-   * What the cache holds for the enabled checks, without asking the provider: `complete` when every
-   * enabled check is there (the answer is known before a call is charged).
+   * The six fields for one number, without billing: the numbering plan (free), then the enabled
+   * checks for a number valid for its plan (those in `known` are not asked again). Throws AppError
+   * PROVIDER_UNAVAILABLE like `lookup`.
    */
-  async cached(e164: string, checks: EnabledChecks): Promise<{ answers: LookupAnswers; complete: boolean }> {
+  async check(e164: string, checks: EnabledChecks, known: LookupAnswers = {}): Promise<FilterResultDto> {
+    const description = describeNumber(e164);
+    const answers = description.validForPlan ? await this.lookup(e164, checks, known) : {};
+    return composeResult(description, checks, answers);
+  }
+
+  /**
+   * The six fields when they are known without asking the upstream — a number invalid for its plan,
+   * or every enabled check in the cache — so that a call can be charged settled, final at once.
+   * Otherwise `result` is undefined and `known` holds the checks the cache had, for `check`.
+   */
+  async checkFromCache(e164: string, checks: EnabledChecks): Promise<{ result?: FilterResultDto; known: LookupAnswers }> {
+    const description = describeNumber(e164);
+    if (!description.validForPlan) return { result: composeResult(description, checks, {}), known: {} };
+    const { answers, complete } = await this.cached(e164, checks);
+    return { result: complete ? composeResult(description, checks, answers) : undefined, known: answers };
+  }
+
+  /**
+   * What the cache holds for the enabled checks, without asking the provider: `complete` when every
+   * enabled check is there.
+   */
+  private async cached(e164: string, checks: EnabledChecks): Promise<{ answers: LookupAnswers; complete: boolean }> {
     const enabled = CHECK_NAMES.filter((check) => checks[check]);
     const found = await Promise.all(enabled.map((check) => this.store.get<object>(cacheKey(check, e164))));
     const answers: LookupAnswers = {};

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import type { EnabledChecks } from '../provider/lookup.types';
+import { checksFromColumns, costPerCall, EnabledChecks } from '../checks/checks';
 import { SettingsDto } from './dto/settings.dto';
-import { costPerCall } from './pricing';
 import { SettingsRepository } from './settings.repository';
 
 export interface AccountChecks {
@@ -29,14 +29,24 @@ export class SettingsService {
     const cached = this.cache.get(accountId);
     if (cached) return cached;
     const settings = await this.load(accountId);
-    const checks = { network_status: settings.checks.network_status, line_type: settings.checks.line_type, portability: settings.checks.portability };
+    const checks = { ...settings.checks };
     const answer = { checks, cost: costPerCall(checks, this.config.prices) };
     this.cache.set(accountId, answer);
     return answer;
   }
 
+  /** A new account's default settings, written in the account's own transaction. */
+  createDefaults(transaction: EntityManager, accountId: string): Promise<void> {
+    return this.settings.createDefaults(transaction, accountId);
+  }
+
   async get(accountId: string): Promise<SettingsDto> {
     return this.load(accountId);
+  }
+
+  /** The account's checks as stored now (uncached: for reads that must see a change at once). */
+  async checksOf(accountId: string): Promise<EnabledChecks> {
+    return (await this.load(accountId)).checks;
   }
 
   async update(accountId: string, checks: Partial<EnabledChecks>): Promise<SettingsDto> {
@@ -52,7 +62,7 @@ export class SettingsService {
   private async load(accountId: string): Promise<SettingsDto> {
     const row = await this.settings.findByAccount(accountId);
     if (!row) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
-    const checks = { network_status: row.networkStatus, line_type: row.lineType, portability: row.portability };
+    const checks = checksFromColumns(row);
     return { checks, cost_per_call: costPerCall(checks, this.config.prices), webhook_secret: row.webhookSecret };
   }
 }

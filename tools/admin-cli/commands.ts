@@ -1,4 +1,5 @@
-import type { AccountView, AdminActor, AdminService, PlanView } from '../../src/admin/admin.service';
+import type { AdminActor, AdminService } from '../../src/admin/admin.service';
+import type { AccountDto, PlanDto } from '../../src/admin/dto/admin-responses.dto';
 import { integerArg, OptionSpec, ParsedArgs, UsageError } from './args';
 
 export interface CommandOutput {
@@ -198,7 +199,7 @@ function creditsOperation(accountId: string, amount: number, reason: string): Op
   };
 }
 
-function accountOutput(account: AccountView): CommandOutput {
+function accountOutput(account: AccountDto): CommandOutput {
   const checks = Object.entries(account.settings.checks).map(([check, on]) => `${check}=${on ? 'on' : 'off'}`);
   const keys = account.keys.length === 0
     ? '  (none)'
@@ -221,7 +222,7 @@ function accountOutput(account: AccountView): CommandOutput {
   };
 }
 
-function planOutput(plan: PlanView): CommandOutput {
+function planOutput(plan: PlanDto): CommandOutput {
   return { json: plan, text: lines([['plan', plan.name], ['limit', plan.limit], ['window_seconds', plan.window_seconds]]) };
 }
 

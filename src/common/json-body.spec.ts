@@ -1,4 +1,4 @@
-import { depthExceeds } from './http-setup';
+import { depthExceeds } from './json-body';
 
 function nested(depth: number): unknown {
   let value: unknown = 1;
