@@ -50,7 +50,7 @@ export class FilterService {
     const charge = await this.credits.charge(accountId, cost, details);
     let result: FilterResultDto;
     try {
-      result = await this.lookups.check(e164, checks, cached.known);
+      result = await this.lookups.check(e164, checks, { known: cached.known });
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')

@@ -4,7 +4,7 @@ import { CHECK_NAMES, CheckName, EnabledChecks } from '../checks/checks';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
-import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
+import { Lane, LookupProvider, ProviderUnavailableError } from './lookup-provider';
 import { composeResult } from './answer';
 import { FilterResultDto } from './dto/filter-result.dto';
 import { LookupAnswers } from './lookup.types';
@@ -26,10 +26,16 @@ export interface LookupCounters {
 
 /** Which LookupAnswers field and which port method each check uses. */
 const CHECKS = {
-  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string) => provider.networkStatus(e164) },
-  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string) => provider.numberType(e164) },
-  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string) => provider.portability(e164) },
-} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string) => Promise<object> }>;
+  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.networkStatus(e164, lane) },
+  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.numberType(e164, lane) },
+  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.portability(e164, lane) },
+} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string, lane: Lane) => Promise<object> }>;
+
+/** How a lookup is asked: the checks already known (from the cache), and the lane (see Lane). */
+export interface LookupOptions {
+  known?: LookupAnswers;
+  lane?: Lane;
+}
 
 const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
 
@@ -64,12 +70,12 @@ export class LookupService {
 
   /**
    * The six fields for one number, without billing: the numbering plan (free), then the enabled
-   * checks for a number valid for its plan (those in `known` are not asked again). Throws AppError
+   * checks for a number valid for its plan (those `known` are not asked again). Throws AppError
    * PROVIDER_UNAVAILABLE like `lookup`.
    */
-  async check(e164: string, checks: EnabledChecks, known: LookupAnswers = {}): Promise<FilterResultDto> {
+  async check(e164: string, checks: EnabledChecks, options: LookupOptions = {}): Promise<FilterResultDto> {
     const description = describeNumber(e164);
-    const answers = description.validForPlan ? await this.lookup(e164, checks, known) : {};
+    const answers = description.validForPlan ? await this.lookup(e164, checks, options) : {};
     return composeResult(description, checks, answers);
   }
 
@@ -106,9 +112,9 @@ export class LookupService {
    * AppError PROVIDER_UNAVAILABLE when any enabled check could not be answered (answers that did
    * arrive are still cached for the next call).
    */
-  async lookup(e164: string, checks: EnabledChecks, known: LookupAnswers = {}): Promise<LookupAnswers> {
+  async lookup(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive' }: LookupOptions = {}): Promise<LookupAnswers> {
     const enabled = CHECK_NAMES.filter((check) => checks[check] && known[CHECKS[check].field] === undefined);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, lane)));
     const answers: LookupAnswers = { ...known };
     const failures: string[] = [];
     settled.forEach((result, index) => {
@@ -138,16 +144,17 @@ export class LookupService {
     };
   }
 
-  private answer(check: CheckName, e164: string): Promise<object> {
+  private answer(check: CheckName, e164: string, lane: Lane): Promise<object> {
     const key = cacheKey(check, e164);
-    const flight = this.flights.run(key, async () => {
+    // One flight per lane: a bulk lookup's failure (its own breaker) is never handed to a live call.
+    const flight = this.flights.run(`${lane}:${key}`, async () => {
       const cached = await this.store.get(key);
       if (cached !== undefined) {
         this.hits += 1;
         return cached;
       }
       this.misses += 1;
-      const fresh = await this.ask(check, e164);
+      const fresh = await this.ask(check, e164, lane);
       await this.store.set(key, fresh, this.ttlSeconds[check]);
       return fresh;
     });
@@ -155,10 +162,10 @@ export class LookupService {
     return flight.promise;
   }
 
-  private async ask(check: CheckName, e164: string): Promise<object> {
+  private async ask(check: CheckName, e164: string, lane: Lane): Promise<object> {
     const timed = this.metrics?.startUpstreamTimer(check);
     try {
-      const answer = await CHECKS[check].ask(this.provider, e164);
+      const answer = await CHECKS[check].ask(this.provider, e164, lane);
       this.outcomes[check].ok += 1;
       timed?.('ok');
       return answer;
