@@ -18,6 +18,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Registry } from 'prom-client';
 import type { z } from 'zod';
+import { CHECK_NAMES } from '../../checks/checks';
 import type { BreakerOptions } from '../../config/app-config';
 import { CircuitBreakerState, Lane, LANES, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
@@ -35,7 +36,7 @@ export interface HlrLookupsOptions {
   /** Retries after a connection error (refused, reset, DNS); never after a timeout or an HTTP error. */
   retries: number;
   breaker: BreakerOptions;
-  /** Most connections the bulk lane opens (its concurrency budget); the interactive lane has its own pool. */
+  /** Bulk numbers looked up at once (BULK_CONCURRENCY): the bulk lane's pool holds a connection for each of their checks. */
   bulkConcurrency: number;
 }
 
@@ -91,7 +92,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     this.base = new URL(options.baseUrl.replace(/\/+$/, ''));
     const secure = this.base.protocol === 'https:';
     this.transport = secure ? https : http;
-    const sockets: Record<Lane, number> = { interactive: 256, bulk: options.bulkConcurrency };
+    const sockets: Record<Lane, number> = { interactive: 256, bulk: options.bulkConcurrency * CHECK_NAMES.length };
     this.lanes = Object.fromEntries(
       LANES.map((lane) => {
         const agentOptions = { keepAlive: true, maxSockets: sockets[lane], maxFreeSockets: Math.min(64, sockets[lane]), scheduling: 'lifo' as const };
