@@ -61,6 +61,7 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
       await sleep(SWEEP_BOUND_SECONDS * 1000 + 500);
       await t.app.get(AbandonedChargesSweeper).sweep();
       const retry = await filter(other, account, 'lost-answer-1').expect(200);
+      expect((await ledgerState(t.db, account.id)).byType).toEqual({ TOPUP: 1, CHARGE: 1 }); // main charged it a second time here
       expect(retry.text).toBe(first.text);
       expect(retry.headers['idempotent-replayed']).toBe('true');
     } finally {
