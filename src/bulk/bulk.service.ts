@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { SettingsService } from '../settings/settings.service';
 import { BulkJob, BulkJobsRepository } from './bulk-jobs.repository';
-import { refusedCallbackHost } from './callback-address';
+import { refusedCallbackUrl } from './callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkRequestDto } from './dto/bulk.dto';
@@ -40,8 +40,8 @@ export class BulkService {
    * and its queue chunks in one transaction (402, and nothing written, when the balance is short).
    */
   async submit(account: AuthenticatedAccount, request: BulkRequestDto): Promise<BulkAcceptedDto> {
-    const refusedHost = request.callback_url && !this.allowPrivateCallbacks ? refusedCallbackHost(new URL(request.callback_url)) : undefined;
-    if (refusedHost) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refusedHost}.`);
+    const refused = request.callback_url === undefined ? undefined : refusedCallbackUrl(request.callback_url, this.allowPrivateCallbacks);
+    if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
     const { checks, cost } = await this.settings.checksFor(account.accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     const plan = planJob(request.phones, this.chunkSize);

@@ -4,13 +4,16 @@ import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { checksFromColumns, costPerCall, EnabledChecks } from '../checks/checks';
-import { SettingsDto } from './dto/settings.dto';
+import { SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsRepository } from './settings.repository';
 
 export interface AccountChecks {
   checks: EnabledChecks;
   cost: number;
 }
+
+/** How long the secret before a rotation keeps signing callbacks (README "Callbacks"). */
+export const WEBHOOK_SECRET_GRACE_SECONDS = 24 * 3600;
 
 /** A change made on another instance is seen here within this time; on this instance at once. */
 const CHECKS_CACHE_TTL_MS = 1000;
@@ -55,8 +58,18 @@ export class SettingsService {
     return this.load(accountId);
   }
 
-  async webhookSecret(accountId: string): Promise<string> {
-    return (await this.load(accountId)).webhook_secret;
+  /** The secrets a callback is signed with now: the current one, and the previous one during its grace period. */
+  async webhookSecrets(accountId: string): Promise<string[]> {
+    const secrets = await this.settings.findValidWebhookSecrets(accountId);
+    if (secrets.length === 0) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return secrets;
+  }
+
+  /** A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS. */
+  async rotateWebhookSecret(accountId: string): Promise<WebhookSecretRotationDto> {
+    const rotated = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS);
+    if (!rotated) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return { webhook_secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   }
 
   private async load(accountId: string): Promise<SettingsDto> {
