@@ -323,14 +323,19 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     }
   });
 
-  it('opens the circuit after N consecutive failures, stops calling the upstream, and recovers after the half-open delay', async () => {
+  it('opens the circuit once the failure rate passes the threshold with the minimum calls, stops calling the upstream, and recovers after the half-open delay', async () => {
     const own = await startUpstreamSimulator();
-    const m2 = await startProviderModule(hlrLookupsEnv(own.url, { PROVIDER_BREAKER_THRESHOLD: '3', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }));
+    const m2 = await startProviderModule(
+      hlrLookupsEnv(own.url, { PROVIDER_BREAKER_FAILURE_RATE: '0.5', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }),
+    );
     try {
       const adapter = m2.provider as HlrLookupsAdapter;
       own.setOptions({ outage: true });
       for (let i = 0; i < 3; i += 1) expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
-      expect(adapter.circuitState).toBe('open');
+      expect(adapter.circuitState()).toBe('closed'); // fewer calls than the minimum: no verdict yet
+      expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
+      expect(adapter.circuitState()).toBe('open');
+      expect(adapter.circuitState('bulk')).toBe('closed'); // the other lane has its own breaker
 
       own.resetStats();
       expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('circuit_open');
@@ -340,7 +345,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
       own.setOptions({ outage: false });
       await new Promise((resolve) => setTimeout(resolve, 350));
       await expect(adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
-      expect(adapter.circuitState).toBe('closed');
+      expect(adapter.circuitState()).toBe('closed');
       expect(own.stats().requests).toBe(1);
     } finally {
       await m2.close();

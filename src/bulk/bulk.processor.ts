@@ -118,7 +118,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks) };
+      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk' }) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

@@ -72,8 +72,14 @@ export class EnvironmentVariables {
   @IsInt() @Min(0) @Max(5)
   PROVIDER_RETRIES: number = 1;
 
-  @IsInt() @Min(1) @Max(1000)
-  PROVIDER_BREAKER_THRESHOLD: number = 5;
+  @IsNumber() @Min(0.01) @Max(0.99)
+  PROVIDER_BREAKER_FAILURE_RATE: number = 0.5;
+
+  @IsInt() @Min(1000) @Max(600000)
+  PROVIDER_BREAKER_WINDOW_MS: number = 10000;
+
+  @IsInt() @Min(1) @Max(100000)
+  PROVIDER_BREAKER_MIN_CALLS: number = 20;
 
   @IsInt() @Min(100) @Max(600000)
   PROVIDER_BREAKER_HALF_OPEN_MS: number = 10000;

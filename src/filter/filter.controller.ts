@@ -73,9 +73,11 @@ export class FilterController {
     @Body() body: FilterRequestDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<FilterResultDto> {
+  ): Promise<string> {
     const outcome = await this.filters.filter(account, body, IdempotencyService.validateKey(idempotencyKey));
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
-    return outcome.result;
+    // The body as serialized once: a replay sends the same bytes, with the same Content-Type.
+    response.type('application/json');
+    return outcome.body;
   }
 }

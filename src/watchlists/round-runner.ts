@@ -155,7 +155,7 @@ export class RoundRunner {
       paid.map((entry) =>
         this.limit.run(async () => {
           try {
-            const result = await this.lookups.check(entry.phone, checks, { maxAgeSeconds: 0 });
+            const result = await this.lookups.check(entry.phone, checks, { maxAgeSeconds: 0, lane: 'bulk' });
             outcome.answered.push({ id: entry.id, result, changes: changesBetween(entry.lastResult, result) });
           } catch (error) {
             if (!(error instanceof AppError)) throw error;

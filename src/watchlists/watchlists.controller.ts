@@ -51,10 +51,11 @@ export class WatchlistsController {
     @Body() body: CreateWatchlistDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<WatchlistCreatedDto> {
+  ): Promise<string> {
     const outcome = await this.watchlists.create(account, body, IdempotencyService.validateKey(idempotencyKey));
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
-    return outcome.result;
+    response.type('application/json');
+    return outcome.body;
   }
 
   @Get()

@@ -8,7 +8,7 @@ import { keysetPage } from '../common/keyset-page';
 import { E164_MESSAGE, normalizePhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
-import { IdempotencyService, IdempotentOutcome } from '../idempotency/idempotency.service';
+import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
 import { refusedCallbackUrl } from '../webhooks/callback-address';
 import {
@@ -42,8 +42,16 @@ export class WatchlistsService {
     this.group = config.watchlists.scheduleGroup;
   }
 
-  create(account: AuthenticatedAccount, body: CreateWatchlistDto, idempotencyKey: string | undefined): Promise<IdempotentOutcome<WatchlistCreatedDto>> {
-    return this.idempotency.run(account.accountId, idempotencyKey, { route: 'POST /api/v1/watchlists', body }, () => this.createNow(account.accountId, body));
+  /**
+   * The creation as the bytes of its answer (a replay sends the same). Creating charges nothing itself
+   * (rounds charge), so no charge ever carries the key's id and the "answered again for free" path of
+   * an Idempotency-Key cannot arise here.
+   */
+  create(account: AuthenticatedAccount, body: CreateWatchlistDto, idempotencyKey: string | undefined): Promise<SerializedAnswer> {
+    return this.idempotency.run(account.accountId, idempotencyKey, { route: 'POST /api/v1/watchlists', body }, {
+      charged: async () => JSON.stringify(await this.createNow(account.accountId, body)),
+      free: () => Promise.reject(new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; retry when it has answered.')),
+    });
   }
 
   /**
