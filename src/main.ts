@@ -17,7 +17,8 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(bootLogger);
   const logger = new Logger('Bootstrap');
   const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
-  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${env.EMBEDDED_PG_DIR}`);
+  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${database.dataDir}`);
+  for (const note of database.notes) logger.log(`Embedded PostgreSQL: ${note}`);
   const applied = await migrate(database.url);
   if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
 

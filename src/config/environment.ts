@@ -45,8 +45,9 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(500)
   DATABASE_POOL_SIZE: number = 20;
 
-  @IsString()
-  EMBEDDED_PG_DIR: string = '.data/pg';
+  /** Unset: .data/pg in the checkout, or a folder the postgres system user can reach (as root). */
+  @IsOptional() @IsString()
+  EMBEDDED_PG_DIR?: string;
 
   @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
