@@ -177,6 +177,10 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 
+  /** Unset: `pretty` (human-readable) on a terminal outside production, else `json` (one object a line). */
+  @IsOptional() @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: 'json' | 'pretty';
+
   /** On SIGTERM/SIGINT: how long in-flight requests may take to finish before the process exits anyway. */
   @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 10000;
