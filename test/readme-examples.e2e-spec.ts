@@ -37,17 +37,31 @@ interface Run {
 
 function runBash(script: string, env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<Run> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A process group of its own, killed at the end: nothing an example started outlives it.
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    };
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      killGroup();
       reject(new Error(`README example timed out:\n${script}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`));
     }, timeoutMs);
     child.on('exit', (code) => {
       clearTimeout(timer);
+      killGroup();
       resolveRun({ code, stdout, stderr });
     });
   });
@@ -144,7 +158,7 @@ describe('README shell examples', () => {
   }, 240_000);
 
   it('"Two local processes": one database, one Redis, the free plan\'s 5 calls shared by both', async () => {
-    const block = bashBlock('PORT=3001 npm run start:prod &');
+    const block = bashBlock('PORT=3001 node --max-semi-space-size=64 dist/src/main &');
     const first = await twoFreePorts();
     const ownDatabase = `phone_filter_readme_two_${randomBytes(4).toString('hex')}`;
     const script = replaceAll(block, {
@@ -154,7 +168,7 @@ describe('README shell examples', () => {
       '3002': String(first + 1),
     });
     try {
-      const run = await runBash(script, { LOG_LEVEL: 'warn' }, 240_000);
+      const run = await runBash(script, { LOG_LEVEL: 'warn' }, 200_000);
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(`created database "${ownDatabase}"`);
       const counts = Object.fromEntries([...run.stdout.matchAll(/^\s*(\d+) (\d{3})$/gm)].map(([, count, status]) => [status, Number(count)]));

@@ -15,7 +15,7 @@ describe('starting the service (npm start)', () => {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
       await service.waitFor(/listening on/);
       // The output ends with one short block: where, the docs, the key.
-      const [block] = await service.waitFor(/Phone Filter is ready\n(  .*\n)+\n/);
+      const [block] = await service.waitFor(/Phone Filter is ready\n( {2}.*\n)+\n/);
       expect(block).toContain(`Docs      ${service.baseUrl.replace('127.0.0.1', 'localhost')}/docs`);
       expect(block).toMatch(new RegExp(`Demo key  ${apiKey} \\(10000 credits`));
       expect(block.trim().split('\n')).toHaveLength(6); // title, API, docs, metrics, key, try
@@ -119,7 +119,7 @@ describe('starting the service (npm start)', () => {
       expect(await second.exited).toBe(1);
       const text = second.output();
       expect(text).toContain(`Port ${port} is already in use on 127.0.0.1 (is Phone Filter already running?): stop that process, or start with PORT=${port + 1}.`);
-      expect(text).not.toMatch(/EADDRINUSE|    at /);
+      expect(text).not.toMatch(/EADDRINUSE| {4}at /);
     } finally {
       await first.stop();
     }
