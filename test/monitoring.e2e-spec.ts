@@ -69,7 +69,7 @@ describe('deploy/: Prometheus alert rules and the Grafana dashboard', () => {
   });
 
   it('the alert rule file is valid: named, with an expression over exported metrics, a duration and a severity', () => {
-    const file = load(readFileSync(join(DEPLOY, 'prometheus', 'alerts.yml'), 'utf8')) as { groups: Array<{ name: string; rules: Rule[] }> };
+    const file = load(readFileSync(join(DEPLOY, 'alerts.yml'), 'utf8')) as { groups: Array<{ name: string; rules: Rule[] }> };
     const rules = file.groups.flatMap((group) => group.rules);
     expect(rules.length).toBeGreaterThanOrEqual(7);
     const names = rules.map((rule) => rule.alert);
@@ -123,12 +123,12 @@ describe('deploy/: Prometheus alert rules and the Grafana dashboard', () => {
       services: Record<string, { volumes?: string[] }>;
     };
     expect(compose.services.prometheus.volumes).toEqual(
-      expect.arrayContaining(['./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro', './deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro']),
+      expect.arrayContaining(['./deploy/prometheus.yml:/etc/prometheus/prometheus.yml:ro', './deploy/alerts.yml:/etc/prometheus/alerts.yml:ro']),
     );
     expect(compose.services.grafana.volumes).toEqual(
       expect.arrayContaining(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro', './deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro']),
     );
-    const prometheus = load(readFileSync(join(DEPLOY, 'prometheus', 'prometheus.yml'), 'utf8')) as { rule_files: string[] };
+    const prometheus = load(readFileSync(join(DEPLOY, 'prometheus.yml'), 'utf8')) as { rule_files: string[] };
     expect(prometheus.rule_files).toEqual(['/etc/prometheus/alerts.yml']);
   });
 });

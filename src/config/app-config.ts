@@ -1,3 +1,4 @@
+import type { CheckName, CheckPrices } from '../checks/checks';
 import { ConfigurationError, EnvironmentVariables } from './environment';
 
 export type LogFormat = 'json' | 'pretty';
@@ -8,9 +9,6 @@ export function resolveLogFormat(env: Pick<EnvironmentVariables, 'LOG_FORMAT' | 
   return isTerminal && env.NODE_ENV !== 'production' ? 'pretty' : 'json';
 }
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
-
-export type CheckName = 'network_status' | 'line_type' | 'portability';
-export const CHECK_NAMES: readonly CheckName[] = ['network_status', 'line_type', 'portability'];
 
 /** The typed, validated configuration every other part of the service receives (never process.env). */
 export class AppConfig {
@@ -28,7 +26,7 @@ export class AppConfig {
     breakerThreshold: number;
     breakerHalfOpenMs: number;
   };
-  readonly prices: Record<CheckName, number>;
+  readonly prices: CheckPrices;
   readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };
