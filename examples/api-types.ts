@@ -2037,7 +2037,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters). */
+                /** @description Optional. Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters, e.g. your order id). Use a new key for each new request; leave it empty to send none. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

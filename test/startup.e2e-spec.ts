@@ -14,6 +14,11 @@ describe('starting the service (npm start)', () => {
     try {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
       await service.waitFor(/listening on/);
+      // The output ends with one short block: where, the docs, the key.
+      const [block] = await service.waitFor(/Phone Filter is ready\n( {2}.*\n)+\n/);
+      expect(block).toContain(`Docs      ${service.baseUrl.replace('127.0.0.1', 'localhost')}/docs`);
+      expect(block).toMatch(new RegExp(`Demo key  ${apiKey} \\(10000 credits`));
+      expect(block.trim().split('\n')).toHaveLength(6); // title, API, docs, metrics, key, try
       const balance = await request(service.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`);
       expect(balance.status).toBe(200);
       expect(balance.body).toEqual({ balance: 10_000 });
@@ -30,6 +35,11 @@ describe('starting the service (npm start)', () => {
       try {
         await again.waitFor(/listening on/);
         expect(again.output()).not.toMatch(/pf_live_/);
+        // Later starts say how to get a new key for the demo account, as a command that works.
+        const [, issueKey, accountId] = await again.waitFor(/(npm run admin -- issue-key ([0-9a-f-]{36}))/);
+        expect(issueKey).toBe(`npm run admin -- issue-key ${accountId}`);
+        const me = await request(again.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`);
+        expect(me.status).toBe(200);
         await request(again.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`).expect(200);
       } finally {
         await again.stop();
@@ -92,6 +102,26 @@ describe('starting the service (npm start)', () => {
       await service.stop();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
+    }
+  }, 120_000);
+
+  it('a port already in use: one line saying so, exit 1, and the pretty format on request', async () => {
+    const first = await startServiceProcess({ LOG_FORMAT: 'pretty' }, await freePort());
+    try {
+      await first.waitFor(/listening on/);
+      // LOG_FORMAT=pretty: human-readable lines, not JSON, and none of Nest's per-module chatter.
+      expect(first.output()).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: \[Bootstrap\] Phone Filter listening on/m);
+      expect(first.output()).not.toMatch(/^\{"level"/m);
+      expect(first.output()).not.toMatch(/dependencies initialized/);
+
+      const port = Number(new URL(first.baseUrl).port);
+      const second = await startServiceProcess({ LOG_FORMAT: 'json' }, port);
+      expect(await second.exited).toBe(1);
+      const text = second.output();
+      expect(text).toContain(`Port ${port} is already in use on 127.0.0.1 (is Phone Filter already running?): stop that process, or start with PORT=${port + 1}.`);
+      expect(text).not.toMatch(/EADDRINUSE| {4}at /);
+    } finally {
+      await first.stop();
     }
   }, 120_000);
 

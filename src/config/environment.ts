@@ -45,8 +45,9 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(500)
   DATABASE_POOL_SIZE: number = 20;
 
-  @IsString()
-  EMBEDDED_PG_DIR: string = '.data/pg';
+  /** Unset: .data/pg in the checkout, or a folder the postgres system user can reach (as root). */
+  @IsOptional() @IsString()
+  EMBEDDED_PG_DIR?: string;
 
   @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
@@ -208,6 +209,10 @@ export class EnvironmentVariables {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
+
+  /** Unset: `pretty` (human-readable) on a terminal outside production, else `json` (one object a line). */
+  @IsOptional() @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: 'json' | 'pretty';
 
   /** On SIGTERM/SIGINT: how long in-flight requests may take to finish before the process exits anyway. */
   @IsInt() @Min(0) @Max(600_000)

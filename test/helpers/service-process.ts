@@ -11,12 +11,15 @@ export interface ServiceProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-const ROOT = resolve(__dirname, '../..');
+export const ROOT = resolve(__dirname, '../..');
 
-/** Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port. */
-export async function startServiceProcess(env: Record<string, string | undefined>, port: number): Promise<ServiceProcess> {
+/**
+ * Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port;
+ * from this checkout, or from `cwd` (a copy of it).
+ */
+export async function startServiceProcess(env: Record<string, string | undefined>, port: number, cwd = ROOT): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
