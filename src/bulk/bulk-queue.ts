@@ -1,6 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import PgBoss from 'pg-boss';
-import type { EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { underSchemaLock } from '../database/database-runtime';
+import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
 
 export interface ChunkTask {
@@ -33,9 +35,15 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   readonly webhookQueue: string;
   private workerIds: string[] = [];
   private shuttingDown = false;
+  /** Running chunks get half the shutdown's time to write what they have. */
+  private readonly stopTimeoutMs: number;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly dataSource: DataSource,
+  ) {
     this.settings = config.bulk;
+    this.stopTimeoutMs = Math.max(1000, Math.min(15_000, Math.round(config.shutdownTimeoutMs / 2)));
     this.chunkQueue = config.bulk.queueName;
     this.givenUpQueue = `${config.bulk.queueName}-given-up`;
     this.webhookQueue = `${config.bulk.queueName}-webhooks`;
@@ -61,18 +69,20 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.boss.start();
-    // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
-    await this.boss.createQueue(this.givenUpQueue);
-    await this.boss.createQueue(this.chunkQueue);
-    await this.boss.createQueue(this.webhookQueue);
+    await underSchemaLock(this.dataSource, async () => {
+      await this.boss.start();
+      // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
+      await this.boss.createQueue(this.givenUpQueue);
+      await this.boss.createQueue(this.chunkQueue);
+      await this.boss.createQueue(this.webhookQueue);
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     // Graceful: waits for the handlers running now (a chunk stops early, see `stopping`), then fails
     // what is still active so that another instance picks it up at once.
-    await this.boss.stop({ graceful: true, timeout: 15_000, wait: true });
+    await shutdownStep('the bulk queue', () => this.boss.stop({ graceful: true, timeout: this.stopTimeoutMs, wait: true }));
   }
 
   /** The chunk jobs of a new bulk job, inserted inside the caller's transaction: they exist iff the job does. */

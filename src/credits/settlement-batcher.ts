@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { shutdownStep } from '../common/shutdown-steps';
 import { CreditsRepository } from './credits.repository';
 
 /** How long an answered call's settle may wait to share one UPDATE with its neighbours. */
@@ -48,6 +49,6 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await this.flush();
+    await shutdownStep('writing the pending settles', () => this.flush());
   }
 }
