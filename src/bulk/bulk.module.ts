@@ -8,10 +8,12 @@ import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
 import { BulkService } from './bulk.service';
 import { CallbackClient } from './callback.client';
+import { ChunkLeases } from './chunk-leases';
+import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
   imports: [SettingsModule, CreditsModule, FilterModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient],
+  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, CallbackClient],
 })
 export class BulkModule {}
