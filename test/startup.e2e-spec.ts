@@ -2,9 +2,29 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Client } from 'pg';
 import request from 'supertest';
+import { migrate } from '../src/database/database-runtime';
 import { isProcessAlive, temporaryDataDir } from '../src/database/embedded-postgres';
 import { eventually } from './helpers/eventually';
 import { freePort, startServiceProcess } from './helpers/service-process';
+import { startTestApp } from './helpers/test-app';
+
+/** An empty database on the e2e server, and a way to drop it. */
+async function freshDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = new URL(process.env.DATABASE_URL!);
+  const admin = new Client({ connectionString: server.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(server.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
 
 function postmasterPid(dataDir: string): number {
   return Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
@@ -115,15 +135,8 @@ describe('starting the service (npm start)', () => {
   }, 120_000);
 
   it('with DATABASE_URL: three instances started together on an empty database all come up', async () => {
-    const server = new URL(process.env.DATABASE_URL!);
-    const name = `phone_filter_together_${process.pid}`;
-    const admin = new Client({ connectionString: server.toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(server.toString());
-    url.pathname = `/${name}`;
-    const instances = await Promise.all([0, 1, 2].map(async () => startServiceProcess({ DATABASE_URL: url.toString(), REDIS_URL: '' }, await freePort())));
+    const database = await freshDatabase(`phone_filter_together_${process.pid}`);
+    const instances = await Promise.all([0, 1, 2].map(async () => startServiceProcess({ DATABASE_URL: database.url, REDIS_URL: '' }, await freePort())));
     try {
       await Promise.all(instances.map((instance) => instance.waitFor(/listening on/, 90_000)));
       for (const instance of instances) await request(instance.baseUrl).get('/health/ready').expect(200);
@@ -131,27 +144,32 @@ describe('starting the service (npm start)', () => {
       expect(instances.map((instance) => instance.output()).join('\n')).not.toMatch(/deadlock/);
     } finally {
       await Promise.all(instances.map((instance) => instance.stop()));
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   }, 120_000);
 
+  it('three apps initialised at the same moment on a freshly migrated database set the bulk queue up once, without a deadlock', async () => {
+    const database = await freshDatabase(`phone_filter_queue_setup_${process.pid}`);
+    await migrate(database.url);
+    // In one process the three set-ups interleave closely (child processes start a few ms apart).
+    const started = await Promise.allSettled([0, 1, 2].map(() => startTestApp({ DATABASE_URL: database.url, REDIS_URL: '' })));
+    try {
+      expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual(['started', 'started', 'started']);
+    } finally {
+      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
+      await database.drop();
+    }
+  }, 60_000);
+
   it('with DATABASE_URL: migrates an empty database and serves', async () => {
-    const server = new URL(process.env.DATABASE_URL!);
-    const name = `phone_filter_startup_${process.pid}`;
-    const admin = new Client({ connectionString: server.toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(server.toString());
-    url.pathname = `/${name}`;
-    const service = await startServiceProcess({ DATABASE_URL: url.toString() }, await freePort());
+    const database = await freshDatabase(`phone_filter_startup_${process.pid}`);
+    const service = await startServiceProcess({ DATABASE_URL: database.url }, await freePort());
     try {
       await service.waitFor(/listening on/);
       expect(service.output()).toMatch(/Applied migrations: InitialSchema/);
       expect(service.output()).not.toMatch(/pf_live_/); // no demo account outside the embedded database
       await request(service.baseUrl).get('/health/ready').expect(200);
-      const check = new Client({ connectionString: url.toString() });
+      const check = new Client({ connectionString: database.url });
       await check.connect();
       const plans = await check.query(`SELECT name, "limit", window_seconds FROM plans ORDER BY "limit"`);
       await check.end();
@@ -162,8 +180,7 @@ describe('starting the service (npm start)', () => {
       ]);
     } finally {
       await service.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
   }, 120_000);
 
