@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { shutdownStep } from '../common/shutdown-steps';
+import { reportShutdownProblem, shutdownStep } from '../common/shutdown-steps';
 import { CreditsRepository } from './credits.repository';
 
 /** How long an answered call's settle may wait to share one UPDATE with its neighbours. */
@@ -50,5 +50,8 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     await shutdownStep('writing the pending settles', () => this.flush());
+    if (this.pending.length === 0) return;
+    clearTimeout(this.timer);
+    reportShutdownProblem(`${this.pending.length} settle(s) of answered calls not written (database unavailable): the sweep will refund those calls`);
   }
 }

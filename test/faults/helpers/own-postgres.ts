@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Client } from 'pg';
 import { freePort } from '../../../src/common/net';
@@ -14,6 +15,9 @@ export interface OwnPostgres {
   url: string;
   /** kill -9 of the postmaster (its backends follow). */
   kill(): Promise<void>;
+  /** SIGSTOP / SIGCONT of the server and its backends: a database that no longer answers, connections open. */
+  freeze(): void;
+  thaw(): void;
   /** Starts it again on the same port and data, once the dead server's backends are gone. */
   restart(): Promise<void>;
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
@@ -45,6 +49,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       server.kill();
       for (let i = 0; i < 200 && pid !== undefined && isProcessAlive(pid); i++) await sleep(25);
     },
+    // Each backend runs in a session of its own (PostgreSQL's children call setsid): signal them one by one.
+    freeze: () => [server.pid!, ...childrenOf(server.pid!)].forEach((pid) => process.kill(pid, 'SIGSTOP')),
+    thaw: () => [server.pid!, ...childrenOf(server.pid!)].forEach((pid) => process.kill(pid, 'SIGCONT')),
     restart: async () => {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -60,6 +67,20 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+function childrenOf(parent: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
