@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Idempotency keys for POST /api/v1/filter: a retry with the same key and body within 24 h gets the
- * first response again and is not charged again (API.md section 3).
+ * first response again and is not charged again (docs/api.md).
  */
 export class PaidLookup1763800000001 implements MigrationInterface {
   name = 'PaidLookup1763800000001';

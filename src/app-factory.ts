@@ -3,9 +3,9 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { configureHttp } from './common/http-setup';
 import { setupSwagger } from './common/swagger';
 import { AppConfig } from './config/app-config';
+import { configureHttp } from './http-setup';
 
 /** The configured HTTP application, not yet listening: main.ts, the tests and the benchmark share it. */
 export async function createApp(config: AppConfig, logger?: LoggerService): Promise<INestApplication> {

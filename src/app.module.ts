@@ -32,7 +32,11 @@ export class AppModule {
         AppConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
         MetricsModule,
-        TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, config.database.poolSize), logger: new DatabaseLogger() }),
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(config.database.url, config.database.poolSize),
+          autoLoadEntities: true,
+          logger: new DatabaseLogger(),
+        }),
         AccountsModule,
         AuthModule,
         CreditsModule,

@@ -7,7 +7,7 @@ import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter'
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
-import { EnabledChecks } from '../src/provider/lookup.types';
+import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
@@ -43,7 +43,7 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
   expect((error as AppError).status).toBe(503);
 }
 
-/** The test-number table, as every adapter must answer it (API.md section 10). */
+/** The test-number table, as every adapter must answer it (docs/api.md). */
 function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();
@@ -211,6 +211,24 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   });
 
   describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
+
+  it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', async () => {
+    const adapter = m.provider as HlrLookupsAdapter;
+    const invalid = () => adapter.tally.failureCounts().filter((entry) => entry.kind === 'invalid_answer');
+    const invalidBefore = invalid();
+    const costBefore = new Map(adapter.tally.costByPath());
+    for (const number of [UK.normal, UK.absent, UK.undetermined, UK.ported]) {
+      await adapter.networkStatus(number);
+      await adapter.numberType(number);
+      await adapter.portability(number);
+    }
+    expect(invalid()).toEqual(invalidBefore);
+    // Four answers per endpoint, at the simulator's cost (0.0100 HLR, 0.0050 NT and MNP).
+    const added = (path: string) => (adapter.tally.costByPath().get(path) ?? 0) - (costBefore.get(path) ?? 0);
+    expect(added('/hlr-lookup')).toBeCloseTo(0.04, 9);
+    expect(added('/nt-lookup')).toBeCloseTo(0.02, 9);
+    expect(added('/mnp-lookup')).toBeCloseTo(0.02, 9);
+  });
 
   it('also works with the real API’s /api/v2 base path', async () => {
     const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));

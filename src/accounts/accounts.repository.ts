@@ -1,43 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Account } from './account.entity';
 import { Plan } from './plan.entity';
-
-export interface AccountChecks {
-  network_status: boolean;
-  line_type: boolean;
-  portability: boolean;
-}
 
 @Injectable()
 export class AccountsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The account and its default settings, in one transaction. */
-  async create(name: string, plan: string): Promise<Account> {
+  /** The account and what `within` writes for it (its default settings), in one transaction. */
+  async create(name: string, plan: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
     return this.db.transaction(async (em) => {
       const account = await em.save(em.create(Account, { name, plan, balance: 0, disabled: false }));
-      await em.query(`INSERT INTO account_settings (account_id, webhook_secret) VALUES ($1, $2)`, [
-        account.id,
-        `whsec_${randomBytes(24).toString('base64url')}`,
-      ]);
+      await within(em, account.id);
       return account;
     });
   }
 
   findById(id: string): Promise<Account | null> {
     return this.db.getRepository(Account).findOneBy({ id });
-  }
-
-  /** The three check switches of the account's settings (the row is created with the account). */
-  async findChecks(accountId: string): Promise<AccountChecks | undefined> {
-    const rows: AccountChecks[] = await this.db.query(
-      `SELECT network_status, line_type, portability FROM account_settings WHERE account_id = $1`,
-      [accountId],
-    );
-    return rows[0];
   }
 
   count(): Promise<number> {

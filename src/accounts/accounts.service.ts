@@ -1,28 +1,24 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Account } from './account.entity';
-import { AccountChecks, AccountsRepository } from './accounts.repository';
+import { AccountsRepository } from './accounts.repository';
 import { Plan } from './plan.entity';
 
 @Injectable()
 export class AccountsService {
   constructor(private readonly accounts: AccountsRepository) {}
 
-  async create(name: string, planName = 'free'): Promise<Account> {
+  /** `within` runs in the account's transaction (the caller's rows that must exist with it, or not at all). */
+  async create(name: string, planName: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
     await this.getPlan(planName);
-    return this.accounts.create(name, planName);
+    return this.accounts.create(name, planName, within);
   }
 
   async get(id: string): Promise<Account> {
     const account = await this.accounts.findById(id);
     if (!account) throw new AppError('NOT_FOUND', `No account ${id}.`);
     return account;
-  }
-
-  async getChecks(id: string): Promise<AccountChecks> {
-    const checks = await this.accounts.findChecks(id);
-    if (!checks) throw new AppError('NOT_FOUND', `No settings for account ${id}.`);
-    return checks;
   }
 
   count(): Promise<number> {

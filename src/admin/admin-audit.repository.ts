@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AuditEntryDto } from './dto/admin-responses.dto';
 
 export type AuditTargetType = 'account' | 'api_key' | 'plan';
 
@@ -14,17 +15,6 @@ export interface AuditRecord {
   requestId: string | null;
 }
 
-export interface AuditRow {
-  id: string;
-  actor: string;
-  action: string;
-  target_type: AuditTargetType;
-  target_id: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  request_id: string | null;
-  created_at: Date;
-}
 
 /** The admin_audit table: appended to by every admin action, read newest first. */
 @Injectable()
@@ -51,8 +41,8 @@ export class AdminAuditRepository {
    * Up to `limit` rows older than `beforeId` (all when undefined), newest first, optionally for one target.
    * Sorted by the bigint column, not by the text alias `id` (which would order 9 after 52).
    */
-  async listNewestFirst(limit: number, beforeId: string | undefined, targetId: string | undefined): Promise<AuditRow[]> {
-    const rows: Array<AuditRow & { id: string }> = await this.db.query(
+  async listNewestFirst(limit: number, beforeId: string | undefined, targetId: string | undefined): Promise<AuditEntryDto[]> {
+    const rows: Array<Omit<AuditEntryDto, 'created_at'> & { created_at: Date }> = await this.db.query(
       `SELECT id::text AS id, actor, action, target_type, target_id, before, after, request_id, created_at
          FROM admin_audit
         WHERE ($1::bigint IS NULL OR id < $1::bigint) AND ($2::varchar IS NULL OR target_id = $2::varchar)
@@ -60,6 +50,6 @@ export class AdminAuditRepository {
         LIMIT $3`,
       [beforeId ?? null, targetId ?? null, limit],
     );
-    return rows;
+    return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
   }
 }

@@ -4,7 +4,7 @@ import { ApiErrors } from '../common/api-errors.decorator';
 import { ErrorCode } from '../common/errors';
 import { AdminTokenGuard, HttpAdminActor } from './admin-token.guard';
 import { AdminService } from './admin.service';
-import type { AccountView, AdminActor, AuditPage, CreatedAccount, PlanView } from './admin.service';
+import type { AdminActor } from './admin.service';
 import { AuditQueryDto, ChangeCreditsDto, CreateAccountDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
 import {
   AccountDto,
@@ -33,14 +33,14 @@ export class AdminController {
   @ApiOperation({ summary: 'Creates an account (with default settings) and its first API key, shown once.' })
   @ApiCreatedResponse({ type: CreatedAccountDto })
   @ApiErrors('INVALID_REQUEST')
-  createAccount(@Body() body: CreateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<CreatedAccount> {
+  createAccount(@Body() body: CreateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<CreatedAccountDto> {
     return this.admin.createAccount(body, actor);
   }
 
   @Get('accounts/:id')
   @ApiOperation({ summary: 'An account: balance, plan, disabled, settings and keys (never the key material).' })
   @ApiOkResponse({ type: AccountDto })
-  getAccount(@Param('id') id: string): Promise<AccountView> {
+  getAccount(@Param('id') id: string): Promise<AccountDto> {
     return this.admin.getAccount(id);
   }
 
@@ -48,7 +48,7 @@ export class AdminController {
   @ApiOperation({ summary: "Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY)." })
   @ApiOkResponse({ type: AccountDto })
   @ApiErrors('INVALID_REQUEST')
-  updateAccount(@Param('id') id: string, @Body() body: UpdateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<AccountView> {
+  updateAccount(@Param('id') id: string, @Body() body: UpdateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<AccountDto> {
     return this.admin.updateAccount(id, body, actor);
   }
 
@@ -57,7 +57,7 @@ export class AdminController {
   @ApiOperation({ summary: 'Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row.' })
   @ApiOkResponse({ type: AdminBalanceDto })
   @ApiErrors('INVALID_REQUEST')
-  changeCredits(@Param('id') id: string, @Body() body: ChangeCreditsDto, @HttpAdminActor() actor: AdminActor): Promise<{ balance: number }> {
+  changeCredits(@Param('id') id: string, @Body() body: ChangeCreditsDto, @HttpAdminActor() actor: AdminActor): Promise<AdminBalanceDto> {
     return this.admin.changeCredits(id, body.amount, body.reason, actor);
   }
 
@@ -80,7 +80,7 @@ export class AdminController {
   @Get('plans')
   @ApiOperation({ summary: 'The plans and their rate limits.' })
   @ApiOkResponse({ type: PlansDto })
-  async listPlans(): Promise<{ plans: PlanView[] }> {
+  async listPlans(): Promise<PlansDto> {
     return { plans: await this.admin.listPlans() };
   }
 
@@ -88,7 +88,7 @@ export class AdminController {
   @ApiOperation({ summary: "Changes a plan's limit and window; effective within a second on every instance." })
   @ApiOkResponse({ type: PlanDto })
   @ApiErrors('INVALID_REQUEST')
-  updatePlan(@Param('name') name: string, @Body() body: UpdatePlanDto, @HttpAdminActor() actor: AdminActor): Promise<PlanView> {
+  updatePlan(@Param('name') name: string, @Body() body: UpdatePlanDto, @HttpAdminActor() actor: AdminActor): Promise<PlanDto> {
     return this.admin.updatePlan(name, body, actor);
   }
 
@@ -96,7 +96,7 @@ export class AdminController {
   @ApiOperation({ summary: 'The audit trail of admin actions (HTTP and CLI), newest first.' })
   @ApiOkResponse({ type: AuditPageDto })
   @ApiErrors('INVALID_REQUEST')
-  listAudit(@Query() query: AuditQueryDto): Promise<AuditPage> {
+  listAudit(@Query() query: AuditQueryDto): Promise<AuditPageDto> {
     return this.admin.listAudit(query);
   }
 }

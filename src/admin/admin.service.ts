@@ -1,13 +1,15 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { AccountChecks } from '../accounts/accounts.repository';
 import { Account } from '../accounts/account.entity';
 import { AccountsService } from '../accounts/accounts.service';
 import { Plan } from '../accounts/plan.entity';
 import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
-import { decodeCursor, encodeCursor } from '../common/cursor';
 import { AppError } from '../common/errors';
+import { keysetPage } from '../common/keyset-page';
 import { CreditsService } from '../credits/credits.service';
-import { AdminAuditRepository, AuditRecord, AuditRow } from './admin-audit.repository';
+import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
+import { SettingsService } from '../settings/settings.service';
+import { AdminAuditRepository, AuditRecord } from './admin-audit.repository';
+import { AccountDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
 
 /** Who performs an admin action: `admin-api` with the request id, `cli:<os user>`, `bootstrap`... */
 export interface AdminActor {
@@ -28,56 +30,6 @@ export const ADMIN_LIMITS = {
   auditPageMax: 200,
 } as const;
 
-export interface CreatedAccount {
-  id: string;
-  name: string;
-  plan: string;
-  balance: number;
-  api_key: string;
-}
-
-export interface KeyView {
-  id: string;
-  prefix: string;
-  status: 'active' | 'revoked';
-  created_at: string;
-  last_used_at: string | null;
-}
-
-export interface AccountView {
-  id: string;
-  name: string;
-  plan: string;
-  balance: number;
-  disabled: boolean;
-  created_at: string;
-  settings: { checks: AccountChecks };
-  keys: KeyView[];
-}
-
-export interface PlanView {
-  name: string;
-  limit: number;
-  window_seconds: number;
-}
-
-export interface AuditEntryView {
-  id: string;
-  actor: string;
-  action: string;
-  target_type: string;
-  target_id: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  request_id: string | null;
-  created_at: string;
-}
-
-export interface AuditPage {
-  entries: AuditEntryView[];
-  next_cursor: string | null;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SYSTEM_ACTOR: AdminActor = { name: 'system' };
 
@@ -94,10 +46,11 @@ export class AdminService {
     private readonly accounts: AccountsService,
     private readonly keys: ApiKeysService,
     private readonly credits: CreditsService,
+    private readonly settings: SettingsService,
     private readonly audit: AdminAuditRepository,
   ) {}
 
-  async createAccount(input: { name: string; plan?: string; credits?: number }, by: ActorRef): Promise<CreatedAccount> {
+  async createAccount(input: { name: string; plan?: string; credits?: number }, by: ActorRef): Promise<CreatedAccountDto> {
     const actor = toActor(by);
     const name = requireText(input.name, 'name', ADMIN_LIMITS.nameLength);
     const plan = await this.requirePlan(input.plan ?? 'free');
@@ -105,7 +58,7 @@ export class AdminService {
     if (!Number.isSafeInteger(credits) || credits < 0 || credits > ADMIN_LIMITS.credits) {
       throw new AppError('INVALID_REQUEST', `credits must be an integer from 0 to ${ADMIN_LIMITS.credits}.`);
     }
-    const account = await this.accounts.create(name, plan.name);
+    const account = await this.accounts.create(name, plan.name, (transaction, id) => this.settings.createDefaults(transaction, id));
     const balance = credits > 0 ? await this.credits.adjust(account.id, credits, 'initial credits', ledgerActor(actor)) : 0;
     const key = await this.keys.issue(account.id);
     await this.record(actor, 'account.create', 'account', account.id, null, {
@@ -118,9 +71,9 @@ export class AdminService {
     return { id: account.id, name: account.name, plan: account.plan, balance, api_key: key.apiKey };
   }
 
-  async getAccount(id: string): Promise<AccountView> {
+  async getAccount(id: string): Promise<AccountDto> {
     const account = await this.requireAccount(id);
-    const [checks, keys] = await Promise.all([this.accounts.getChecks(id), this.keys.listForAccount(id)]);
+    const [checks, keys] = await Promise.all([this.settings.checksOf(id), this.keys.listForAccount(id)]);
     return {
       id: account.id,
       name: account.name,
@@ -128,7 +81,7 @@ export class AdminService {
       balance: account.balance,
       disabled: account.disabled,
       created_at: account.createdAt.toISOString(),
-      settings: { checks: { network_status: checks.network_status, line_type: checks.line_type, portability: checks.portability } },
+      settings: { checks },
       keys: keys.map((key) => ({
         id: key.id,
         prefix: key.prefix,
@@ -140,7 +93,7 @@ export class AdminService {
   }
 
   /** Changes the plan and/or the disabled flag; the account's keys are re-read on their next request. */
-  async updateAccount(id: string, changes: { plan?: string; disabled?: boolean }, by: ActorRef): Promise<AccountView> {
+  async updateAccount(id: string, changes: { plan?: string; disabled?: boolean }, by: ActorRef): Promise<AccountDto> {
     const actor = toActor(by);
     const account = await this.requireAccount(id);
     if (changes.plan === undefined && changes.disabled === undefined) {
@@ -170,12 +123,12 @@ export class AdminService {
     return { id: account.id, plan: account.plan };
   }
 
-  setDisabled(accountId: string, disabled: boolean, by: ActorRef = SYSTEM_ACTOR): Promise<AccountView> {
+  setDisabled(accountId: string, disabled: boolean, by: ActorRef = SYSTEM_ACTOR): Promise<AccountDto> {
     return this.updateAccount(accountId, { disabled }, by);
   }
 
   /** amount > 0: a TOPUP; amount < 0: an ADJUSTMENT, refused (nothing changes) if it would go below zero. */
-  async changeCredits(accountId: string, amount: number, reason: string, by: ActorRef): Promise<{ balance: number }> {
+  async changeCredits(accountId: string, amount: number, reason: string, by: ActorRef): Promise<AdminBalanceDto> {
     const actor = toActor(by);
     await this.requireAccount(accountId);
     const why = requireText(reason, 'reason', ADMIN_LIMITS.reasonLength);
@@ -202,7 +155,7 @@ export class AdminService {
   }
 
   /** Takes effect on this instance's next request; other instances drop their cached copy within a second. */
-  async revokeKey(keyId: string, by: ActorRef = SYSTEM_ACTOR): Promise<{ id: string; status: 'revoked' }> {
+  async revokeKey(keyId: string, by: ActorRef = SYSTEM_ACTOR): Promise<RevokedKeyDto> {
     const existing = UUID.test(keyId) ? await this.keys.findById(keyId) : null;
     if (!existing) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
     const key = await this.keys.revoke(keyId);
@@ -218,31 +171,35 @@ export class AdminService {
     return { id: key.id, status: 'revoked' };
   }
 
-  async listPlans(): Promise<PlanView[]> {
-    return (await this.accounts.listPlans()).map(toPlanView);
+  /** A new webhook secret; the old one keeps signing callbacks for 24 h. Audited without either secret. */
+  async rotateWebhookSecret(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<WebhookSecretRotationDto> {
+    await this.requireAccount(accountId);
+    const rotated = await this.settings.rotateWebhookSecret(accountId);
+    const after = { previous_secret_valid_until: rotated.previous_secret_valid_until };
+    await this.record(toActor(by), 'account.webhook_secret.rotate', 'account', accountId, null, after);
+    return rotated;
+  }
+
+  async listPlans(): Promise<PlanDto[]> {
+    return (await this.accounts.listPlans()).map(toPlanDto);
   }
 
   /** New limit and window; this instance applies them at once, the others within a second. */
-  async updatePlan(name: string, input: { limit: number; window_seconds: number }, by: ActorRef): Promise<PlanView> {
+  async updatePlan(name: string, input: { limit: number; window_seconds: number }, by: ActorRef): Promise<PlanDto> {
     requireInteger(input.limit, 'limit', 1, ADMIN_LIMITS.planLimit);
     requireInteger(input.window_seconds, 'window_seconds', 1, ADMIN_LIMITS.planWindowSeconds);
-    const before = toPlanView(await this.accounts.getPlan(name));
-    const after = toPlanView(await this.accounts.updatePlan(name, input.limit, input.window_seconds));
+    const before = toPlanDto(await this.accounts.getPlan(name));
+    const after = toPlanDto(await this.accounts.updatePlan(name, input.limit, input.window_seconds));
     this.keys.forgetPlan(name);
     await this.record(toActor(by), 'plan.update', 'plan', name, before, after);
     return after;
   }
 
-  async listAudit(query: { limit?: number; cursor?: string; target_id?: string }): Promise<AuditPage> {
+  async listAudit(query: { limit?: number; cursor?: string; target_id?: string }): Promise<AuditPageDto> {
     const limit = query.limit ?? ADMIN_LIMITS.auditPageDefault;
     requireInteger(limit, 'limit', 1, ADMIN_LIMITS.auditPageMax);
-    const beforeId = query.cursor === undefined ? undefined : decodeCursor('audit', query.cursor);
-    const rows = await this.audit.listNewestFirst(limit + 1, beforeId, query.target_id);
-    const page = rows.slice(0, limit);
-    return {
-      entries: page.map(toAuditView),
-      next_cursor: rows.length > limit ? encodeCursor('audit', page[page.length - 1].id) : null,
-    };
+    const page = await keysetPage('audit', limit, query.cursor, (rows, beforeId) => this.audit.listNewestFirst(rows, beforeId, query.target_id), (entry) => entry.id);
+    return { entries: page.rows, next_cursor: page.nextCursor };
   }
 
   countAccounts(): Promise<number> {
@@ -299,11 +256,7 @@ function requireInteger(value: unknown, field: string, min: number, max: number)
   }
 }
 
-function toPlanView(plan: Plan): PlanView {
+function toPlanDto(plan: Plan): PlanDto {
   return { name: plan.name, limit: plan.limit, window_seconds: plan.windowSeconds };
-}
-
-function toAuditView(row: AuditRow): AuditEntryView {
-  return { ...row, created_at: new Date(row.created_at).toISOString() };
 }
 

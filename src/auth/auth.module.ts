@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKey } from './api-key.entity';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeysRepository } from './api-keys.repository';
 import { ApiKeysService } from './api-keys.service';
 
 @Module({
+  imports: [TypeOrmModule.forFeature([ApiKey])],
   providers: [ApiKeysRepository, ApiKeysService, ApiKeyGuard],
   exports: [ApiKeysService, ApiKeyGuard],
 })

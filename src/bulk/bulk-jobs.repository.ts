@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { FilterResultDto } from '../filter/dto/filter.dto';
-import type { EnabledChecks } from '../provider/lookup.types';
+import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import type { EnabledChecks } from '../checks/checks';
 import type { BulkStatus } from './dto/bulk.dto';
 import type { PlannedEntry } from './plan';
 
@@ -110,6 +110,14 @@ export class BulkJobsRepository {
   async find(id: string): Promise<BulkJob | undefined> {
     const rows: JobRow[] = await this.db.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE id = $1`, [id]);
     return rows[0] && toJob(rows[0]);
+  }
+
+  /** Jobs by status; undefined when the table does not exist (not migrated yet). */
+  async countByStatus(): Promise<Map<string, number> | undefined> {
+    const [{ present }]: Array<{ present: boolean }> = await this.db.query(`SELECT to_regclass('bulk_jobs') IS NOT NULL AS present`);
+    if (!present) return undefined;
+    const rows: Array<{ status: string; count: string }> = await this.db.query(`SELECT status, count(*) AS count FROM bulk_jobs GROUP BY status`);
+    return new Map(rows.map((row) => [row.status, Number(row.count)]));
   }
 
   /** Newest first, keyset-paginated on seq. */

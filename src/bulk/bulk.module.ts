@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module';
-import { FilterModule } from '../filter/filter.module';
+import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
+import { BulkMetrics } from './bulk-metrics';
 import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
@@ -12,8 +13,8 @@ import { ChunkLeases } from './chunk-leases';
 import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, FilterModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, CallbackClient],
+  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, CallbackClient, BulkMetrics],
 })
 export class BulkModule {}

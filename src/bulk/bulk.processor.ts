@@ -2,8 +2,8 @@ import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
-import { FilterService } from '../filter/filter.service';
-import type { EnabledChecks } from '../provider/lookup.types';
+import { LookupService } from '../provider/lookup.service';
+import type { EnabledChecks } from '../checks/checks';
 import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
@@ -23,7 +23,7 @@ const WRITE_INTERVAL_MS = 250;
 type ChunkOutcome = 'done' | 'yielded' | 'stopping';
 
 /**
- * Works the queue on this instance: looks up a chunk's pending numbers through FilterService.answer
+ * Works the queue on this instance: looks up a chunk's pending numbers through LookupService.check
  * (cache + single flight), at most BULK_CONCURRENCY at once on this instance, writes answers in
  * batches, and finishes the job when its last entry is answered. Every step can run again after a
  * crash without effect: answered entries are skipped, the refund and the callback are keyed by the
@@ -37,7 +37,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
   constructor(
     private readonly jobs: BulkJobsRepository,
     private readonly queue: BulkQueue,
-    private readonly filters: FilterService,
+    private readonly lookups: LookupService,
     private readonly credits: CreditsService,
     private readonly settings: SettingsService,
     private readonly callbacks: CallbackClient,
@@ -89,8 +89,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
   async deliverCallback({ jobId }: WebhookTask): Promise<void> {
     const job = await this.jobs.find(jobId);
     if (!job?.callbackUrl || job.status !== 'completed') return;
-    const secret = await this.settings.webhookSecret(job.accountId);
-    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secret);
+    const secrets = await this.settings.webhookSecrets(job.accountId);
+    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secrets);
   }
 
   /**
@@ -118,7 +118,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.filters.answer(phone, checks) };
+      return { phone, result: await this.lookups.check(phone, checks) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { anyCheckEnabled, NO_CHECK_ENABLED } from '../checks/checks';
+import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { E164_MESSAGE } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
-import { NO_CHECK_ENABLED } from '../filter/filter.service';
-import { anyCheckEnabled } from '../settings/pricing';
 import { SettingsService } from '../settings/settings.service';
 import { BulkJob, BulkJobsRepository } from './bulk-jobs.repository';
-import { refusedCallbackHost } from './callback-address';
+import { refusedCallbackUrl } from './callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkRequestDto } from './dto/bulk.dto';
@@ -41,8 +40,8 @@ export class BulkService {
    * and its queue chunks in one transaction (402, and nothing written, when the balance is short).
    */
   async submit(account: AuthenticatedAccount, request: BulkRequestDto): Promise<BulkAcceptedDto> {
-    const refusedHost = request.callback_url && !this.allowPrivateCallbacks ? refusedCallbackHost(new URL(request.callback_url)) : undefined;
-    if (refusedHost) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refusedHost}.`);
+    const refused = request.callback_url === undefined ? undefined : refusedCallbackUrl(request.callback_url, this.allowPrivateCallbacks);
+    if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
     const { checks, cost } = await this.settings.checksFor(account.accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     const plan = planJob(request.phones, this.chunkSize);
@@ -94,13 +93,8 @@ export class BulkService {
   }
 
   async list(account: AuthenticatedAccount, limit: number, cursor: string | undefined): Promise<BulkJobPageDto> {
-    const beforeSeq = cursor === undefined ? undefined : decodeCursor('bj', cursor);
-    const rows = await this.jobs.page(account.accountId, limit + 1, beforeSeq);
-    const page = rows.slice(0, limit);
-    return {
-      jobs: page.map(summary),
-      next_cursor: rows.length > limit ? encodeCursor('bj', page[page.length - 1].seq) : null,
-    };
+    const page = await keysetPage('bj', limit, cursor, (rows, beforeSeq) => this.jobs.page(account.accountId, rows, beforeSeq), (job) => job.seq);
+    return { jobs: page.rows.map(summary), next_cursor: page.nextCursor };
   }
 
   /** The results of a completed job as CSV; 404 until it has completed (the message says so). */

@@ -4,7 +4,7 @@ import { ErrorCode, ERROR_CODES, ERROR_STATUS, errorBody } from './errors';
 
 export const ERROR_SCHEMA_REF = '#/components/schemas/Error';
 
-/** When each code is answered (API.md section 1), for the response descriptions of the document. */
+/** When each code is answered (docs/api.md), for the response descriptions of the document. */
 const ERROR_WHEN = {
   INVALID_REQUEST: 'malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter',
   INVALID_API_KEY: 'no `Authorization` header, not `Bearer <key>`, or an unknown key',

@@ -3,7 +3,7 @@ import { GUARDS_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppError } from './errors';
-import { takeDeferredBodyError } from './http-setup';
+import { takeDeferredBodyError } from './json-body';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 

@@ -15,7 +15,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** The contract's one table of error codes to HTTP statuses (API.md section 1). */
+/** The contract's one table of error codes to HTTP statuses (docs/api.md). */
 export const ERROR_STATUS = {
   INVALID_REQUEST: HttpStatus.BAD_REQUEST,
   INVALID_API_KEY: HttpStatus.UNAUTHORIZED,

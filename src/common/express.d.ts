@@ -1,8 +1,8 @@
-import type { AuthenticatedAccount } from '../auth/authenticated-account';
-
 declare module 'express-serve-static-core' {
   interface Request {
+    /** Set on every request by http-setup.ts (X-Request-Id). */
     requestId: string;
-    account?: AuthenticatedAccount;
   }
 }
+
+export {};

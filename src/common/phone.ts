@@ -1,20 +1,19 @@
-import { AppError } from './errors';
-
+/** Spaces, `-`, `.`, `(` and `)` may separate the digits; they are dropped before the rule is checked. */
 const IGNORED_SEPARATORS = /[\s\-.()]/g;
+/** E.164: "+", then 2 to 15 digits, the first not 0. The one statement of the rule in the service. */
 const E164 = /^\+[1-9]\d{1,14}$/;
 
 export const E164_MESSAGE = 'phone must be in E.164 format: "+" then 2 to 15 digits, the first not 0, e.g. +14155552671';
 
-/** Spaces, `-`, `.`, `(` and `)` are ignored; what remains must be E.164 (API.md section 3). */
-export function normalizePhone(raw: string): string | undefined {
-  const compact = raw.replace(IGNORED_SEPARATORS, '');
-  return E164.test(compact) ? compact : undefined;
+/** True for a number already in E.164 form (no separators). */
+export function isE164(text: string): boolean {
+  return E164.test(text);
 }
 
-export function requireE164(raw: string): string {
-  const e164 = normalizePhone(raw);
-  if (!e164) throw new AppError('INVALID_REQUEST', `${E164_MESSAGE}.`);
-  return e164;
+/** The number without its separators when what remains is E.164 (docs/api.md), otherwise undefined. */
+export function normalizePhone(raw: string): string | undefined {
+  const compact = raw.replace(IGNORED_SEPARATORS, '');
+  return isE164(compact) ? compact : undefined;
 }
 
 /** `+14155552671` → `+1415555****`: what the ledger stores and logs may show. */

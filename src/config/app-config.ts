@@ -1,8 +1,6 @@
+import type { CheckName, CheckPrices } from '../checks/checks';
 import { ConfigurationError, EnvironmentVariables } from './environment';
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
-
-export type CheckName = 'network_status' | 'line_type' | 'portability';
-export const CHECK_NAMES: readonly CheckName[] = ['network_status', 'line_type', 'portability'];
 
 /** The typed, validated configuration every other part of the service receives (never process.env). */
 export class AppConfig {
@@ -20,7 +18,7 @@ export class AppConfig {
     breakerThreshold: number;
     breakerHalfOpenMs: number;
   };
-  readonly prices: Record<CheckName, number>;
+  readonly prices: CheckPrices;
   readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };

@@ -48,7 +48,7 @@ export class CreditsController {
   async usage(@CurrentAccount() account: AuthenticatedAccount, @Query() query: UsageQueryDto): Promise<UsagePageDto> {
     const page = await this.credits.usage(account.accountId, query.limit ?? 50, query.cursor);
     return {
-      entries: page.entries.map((entry) => ({
+      entries: page.rows.map((entry) => ({
         id: entry.id,
         type: entry.type,
         amount: entry.amount,

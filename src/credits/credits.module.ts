@@ -1,12 +1,15 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { AbandonedChargesSweeper } from './abandoned-charges.sweeper';
 import { CreditsController } from './credits.controller';
 import { CreditsRepository } from './credits.repository';
 import { CreditsService } from './credits.service';
 import { ChargeBatcher } from './charge-batcher';
+import { LedgerEntry } from './ledger-entry.entity';
 import { SettlementBatcher } from './settlement-batcher';
 
 @Module({
+  imports: [TypeOrmModule.forFeature([LedgerEntry])],
   controllers: [CreditsController],
   providers: [CreditsRepository, CreditsService, ChargeBatcher, SettlementBatcher, AbandonedChargesSweeper],
   exports: [CreditsService],

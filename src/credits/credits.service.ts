@@ -1,17 +1,12 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { decodeCursor, encodeCursor } from '../common/cursor';
+import { KeysetPage, keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
-
-export interface UsagePage {
-  entries: LedgerRow[];
-  nextCursor: string | null;
-}
 
 @Injectable()
 export class CreditsService {
@@ -120,12 +115,8 @@ export class CreditsService {
     return refunded;
   }
 
-  async usage(accountId: string, limit: number, cursor: string | undefined): Promise<UsagePage> {
-    const beforeId = cursor === undefined ? undefined : decodeCursor('le', cursor);
-    const rows = await this.credits.page(accountId, limit + 1, beforeId);
-    const entries = rows.slice(0, limit);
-    const nextCursor = rows.length > limit ? encodeCursor('le', entries[entries.length - 1].id) : null;
-    return { entries, nextCursor };
+  usage(accountId: string, limit: number, cursor: string | undefined): Promise<KeysetPage<LedgerRow>> {
+    return keysetPage('le', limit, cursor, (rows, beforeId) => this.credits.page(accountId, rows, beforeId), (entry) => entry.id);
   }
 
   ledgerSum(accountId: string): Promise<number> {

@@ -1,13 +1,16 @@
 import { DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations';
-import { ENTITIES } from './entities';
 
-/** One definition of the connection, shared by Nest, the TypeORM CLI, the admin CLI and the tests. */
+/**
+ * One definition of the connection, shared by Nest, the TypeORM CLI, the admin CLI and the tests.
+ * No entities here: each feature module registers its own (TypeOrmModule.forFeature, loaded by
+ * `autoLoadEntities`), so the database layer imports no feature.
+ */
 export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
   return {
     type: 'postgres',
     url,
-    entities: ENTITIES,
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,

@@ -4,7 +4,8 @@ import type { Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
-import { FilterRequestDto, FilterResultDto } from './dto/filter.dto';
+import { FilterResultDto } from '../provider/dto/filter-result.dto';
+import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
 import { IdempotencyService } from './idempotency.service';
 

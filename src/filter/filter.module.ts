@@ -11,6 +11,5 @@ import { IdempotencyService } from './idempotency.service';
   imports: [SettingsModule, CreditsModule, ProviderModule],
   controllers: [FilterController],
   providers: [FilterService, IdempotencyRepository, IdempotencyService],
-  exports: [FilterService],
 })
 export class FilterModule {}

@@ -1,24 +1,19 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
+import { anyCheckEnabled, NO_CHECK_ENABLED } from '../checks/checks';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
+import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { LookupService } from '../provider/lookup.service';
-import type { EnabledChecks } from '../provider/lookup.types';
-import { describeNumber } from '../provider/numbering-plan';
-import { anyCheckEnabled } from '../settings/pricing';
 import { SettingsService } from '../settings/settings.service';
-import { FilterRequestDto, FilterResultDto } from './dto/filter.dto';
+import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, IdempotentOutcome } from './idempotency.service';
-import { composeResult } from './result';
-
-export const NO_CHECK_ENABLED =
-  'No check is enabled in your account settings, so there is nothing to look up. Enable at least one with PATCH /api/v1/settings.';
 
 /**
- * The paid lookup: settings → price → charge → cache or provider → refund on failure → the six
- * fields. The charge and the refund are each one short statement; no transaction is held open
+ * The paid lookup: settings → price → charge → the six fields (LookupService.check: cache or
+ * provider) → refund on failure. The charge and the refund are each one short statement; no transaction is held open
  * across the network call.
  */
 @Injectable()
@@ -45,7 +40,7 @@ export class FilterService {
     const charge = await this.credits.charge(accountId, cost, { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source });
     let result: FilterResultDto;
     try {
-      result = await this.answer(e164, checks);
+      result = await this.lookups.check(e164, checks);
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')
@@ -54,12 +49,5 @@ export class FilterService {
     }
     this.credits.settle(charge.id);
     return result;
-  }
-
-  /** The six fields for one number (no billing): the numbering plan, then the enabled checks. */
-  async answer(e164: string, checks: EnabledChecks): Promise<FilterResultDto> {
-    const facts = describeNumber(e164);
-    const answers = facts.validForPlan ? await this.lookups.lookup(e164, checks) : {};
-    return composeResult(facts, checks, answers);
   }
 }

@@ -9,7 +9,7 @@ const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
 export type IdempotentOutcome<T> = { replayed: false; result: T } | { replayed: true; result: T };
 
 /**
- * `Idempotency-Key` (API.md section 3): a retry with the same key and body within 24 h gets the first
+ * `Idempotency-Key` (docs/api.md): a retry with the same key and body within 24 h gets the first
  * response again and is not charged again. Only successful answers are kept: a call that failed
  * (402, 503...) charged nothing in the end, so its retry runs again.
  */

@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { LOGGING_MIDDLEWARE_PATH } from '../metrics/route-label';
 import { createRootLogger, requestLogging } from './pino-options';
 
-/** The request-logging middleware of this app's logger (mounted by http-setup.ts, before the routes). */
+/** The request-logging middleware of this app's logger (mounted by src/http-setup.ts, before the routes). */
 export class RequestLogging {
   constructor(readonly middleware: (req: Request, res: Response, next: NextFunction) => void) {}
 }

@@ -9,7 +9,8 @@ const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10];
 /**
  * The instruments the code pushes to (HTTP, upstream latency, credits), on a Registry of this app's
  * own, so several apps in one process (the tests) never share or clash. Values that already live
- * elsewhere (lookup counters, circuit state, bulk jobs) are read at scrape time: see ScrapeCollectors.
+ * elsewhere (lookup counters, circuit state, bulk jobs) are read at scrape time by instruments their
+ * features register on this registry (provider/provider-metrics.ts, bulk/bulk-metrics.ts).
  */
 @Injectable()
 export class Metrics {
@@ -47,6 +48,13 @@ export class Metrics {
   private readonly refunded = new Counter({
     name: 'phone_filter_credits_refunded_total',
     help: 'Credits given back for calls that could not be answered.',
+    registers: [this.registry],
+  });
+
+  private readonly failedAuthRefused = new Counter({
+    name: 'phone_filter_failed_auth_refused_total',
+    help: 'Authentication attempts refused with 429 because their address went over the failed-authentication limit, by credential.',
+    labelNames: ['credential'] as const,
     registers: [this.registry],
   });
 
@@ -107,5 +115,9 @@ export class Metrics {
 
   creditsRefunded(amount: number): void {
     if (amount > 0) this.refunded.inc(amount);
+  }
+
+  failedAuthenticationRefused(credential: string): void {
+    this.failedAuthRefused.inc({ credential });
   }
 }

@@ -1,4 +1,8 @@
+import type { Registry } from 'prom-client';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from './lookup.types';
+
+export const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'isolated'] as const;
+export type CircuitBreakerState = (typeof CIRCUIT_STATES)[number];
 
 /**
  * The port every lookup adapter implements (sandbox, hlr-lookups). Each method answers one check
@@ -15,6 +19,12 @@ export abstract class LookupProvider {
   abstract portability(e164: string): Promise<PortabilityAnswer>;
   /** A cheap reachability probe for /health/ready. */
   abstract ping(): Promise<void>;
+  /** The state of the circuit breaker in front of the upstream; undefined when the adapter has none (sandbox). */
+  get circuitState(): CircuitBreakerState | undefined {
+    return undefined;
+  }
+  /** Puts the adapter's own scrape-time instruments (e.g. the upstream's cost) on the app's registry; none by default. */
+  registerMetrics(_registers: Registry[]): void {}
 }
 
 /** Any failure to get an answer from the upstream. Turned into 503 PROVIDER_UNAVAILABLE (and a refund). */

@@ -1,10 +1,14 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
-import { AppConfig, CHECK_NAMES, CheckName } from '../config/app-config';
+import { CHECK_NAMES, CheckName, EnabledChecks } from '../checks/checks';
+import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
 import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
-import { EnabledChecks, LookupAnswers } from './lookup.types';
+import { composeResult } from './answer';
+import { FilterResultDto } from './dto/filter-result.dto';
+import { LookupAnswers } from './lookup.types';
+import { describeNumber } from './numbering-plan';
 import { SingleFlight } from './single-flight';
 import { maskPhone } from '../common/phone';
 
@@ -56,6 +60,16 @@ export class LookupService {
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.ttlSeconds = config.cache.ttlSeconds;
+  }
+
+  /**
+   * The six fields for one number, without billing: the numbering plan (free), then the enabled
+   * checks for a number valid for its plan. Throws AppError PROVIDER_UNAVAILABLE like `lookup`.
+   */
+  async check(e164: string, checks: EnabledChecks): Promise<FilterResultDto> {
+    const description = describeNumber(e164);
+    const answers = description.validForPlan ? await this.lookup(e164, checks) : {};
+    return composeResult(description, checks, answers);
   }
 
   /**

@@ -1,7 +1,3 @@
-import { CheckName } from '../config/app-config';
-
-export type EnabledChecks = Record<CheckName, boolean>;
-
 export type ConnectionStatus = 'CONNECTED' | 'ABSENT' | 'UNDETERMINED';
 
 /** libphonenumber's number types, the contract's line_type values. */

@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString, PhoneNumber } from 'libphonenumber-js/max';
 import { carrier } from 'libphonenumber-geo-carrier';
 import { LRUCache } from 'lru-cache';
+import { isE164 } from '../common/phone';
 import { LINE_TYPES, LineType } from './lookup.types';
 
 /** What the numbering plan alone says about a number: free to compute, no network involved. */
@@ -15,10 +16,8 @@ export interface NumberDescription {
 
 const KNOWN_LINE_TYPES: ReadonlySet<string> = new Set(LINE_TYPES);
 
-const E164 = /^\+[1-9]\d{1,14}$/;
-
 function parse(e164: string): PhoneNumber | undefined {
-  if (!E164.test(e164)) return undefined;
+  if (!isE164(e164)) return undefined;
   try {
     return parsePhoneNumberFromString(e164);
   } catch {

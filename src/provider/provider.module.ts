@@ -6,6 +6,7 @@ import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from 
 import { LookupProvider } from './lookup-provider';
 import { LookupService } from './lookup.service';
 import { ProviderHealth } from './provider-health';
+import { ProviderMetrics } from './provider-metrics';
 
 /** The adapter named by PROVIDER, built from the validated configuration. */
 export function createLookupProvider(config: AppConfig): LookupProvider {
@@ -35,6 +36,7 @@ export function createLookupCacheStore(config: AppConfig): LookupCacheStore {
     { provide: LookupCacheStore, inject: [AppConfig], useFactory: createLookupCacheStore },
     LookupService,
     ProviderHealth,
+    ProviderMetrics,
   ],
   exports: [LookupService, LookupProvider, ProviderHealth],
 })

@@ -1,7 +1,14 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AccountSettings } from './account-settings.entity';
 import { SettingsController } from './settings.controller';
 import { SettingsRepository } from './settings.repository';
 import { SettingsService } from './settings.service';
 
-@Module({ controllers: [SettingsController], providers: [SettingsRepository, SettingsService], exports: [SettingsService] })
+@Module({
+  imports: [TypeOrmModule.forFeature([AccountSettings])],
+  controllers: [SettingsController],
+  providers: [SettingsRepository, SettingsService],
+  exports: [SettingsService],
+})
 export class SettingsModule {}

@@ -1,6 +1,6 @@
 /**
  * Numbers valid for their numbering plan, by the last four digits of the sandbox/simulator
- * test-number table (API.md section 10).
+ * test-number table (docs/api.md).
  */
 export const TEST_NUMBERS = {
   connected: '+447400123456',

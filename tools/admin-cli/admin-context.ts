@@ -21,7 +21,7 @@ class AdminCliModule {
       module: AdminCliModule,
       imports: [
         AppConfigModule.forRoot(config),
-        TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, 2), logging: false }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, 2), autoLoadEntities: true, logging: false }),
         AdminModule,
       ],
     };

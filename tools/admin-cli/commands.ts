@@ -1,4 +1,5 @@
-import type { AccountView, AdminActor, AdminService, PlanView } from '../../src/admin/admin.service';
+import type { AdminActor, AdminService } from '../../src/admin/admin.service';
+import type { AccountDto, PlanDto } from '../../src/admin/dto/admin-responses.dto';
 import { integerArg, OptionSpec, ParsedArgs, UsageError } from './args';
 
 export interface CommandOutput {
@@ -161,6 +162,25 @@ export const COMMANDS: CommandSpec[] = [
     },
   },
   {
+    name: 'rotate-webhook-secret',
+    summary: 'Give an account a new webhook secret (printed once); the old one keeps signing callbacks for 24 hours.',
+    positionals: ['ACCOUNT_ID'],
+    options: [],
+    examples: ['rotate-webhook-secret 0b6c2b8e-3f1e-4c4a-9a57-3d8b7f6f2a11'],
+    prepare(args) {
+      const [accountId] = args.positionals;
+      return async (admin, actor) => {
+        const rotated = await admin.rotateWebhookSecret(accountId, actor);
+        return {
+          json: { account_id: accountId, ...rotated },
+          text:
+            lines([['account_id', accountId], ['webhook_secret', rotated.webhook_secret], ['previous_secret_valid_until', rotated.previous_secret_valid_until]]) +
+            '\nCallbacks carry both signatures until then (X-Signature: <new>,<old>).',
+        };
+      };
+    },
+  },
+  {
     name: 'list-plans',
     summary: 'List the plans and their rate limits.',
     positionals: [],
@@ -198,7 +218,7 @@ function creditsOperation(accountId: string, amount: number, reason: string): Op
   };
 }
 
-function accountOutput(account: AccountView): CommandOutput {
+function accountOutput(account: AccountDto): CommandOutput {
   const checks = Object.entries(account.settings.checks).map(([check, on]) => `${check}=${on ? 'on' : 'off'}`);
   const keys = account.keys.length === 0
     ? '  (none)'
@@ -221,7 +241,7 @@ function accountOutput(account: AccountView): CommandOutput {
   };
 }
 
-function planOutput(plan: PlanView): CommandOutput {
+function planOutput(plan: PlanDto): CommandOutput {
   return { json: plan, text: lines([['plan', plan.name], ['limit', plan.limit], ['window_seconds', plan.window_seconds]]) };
 }
 

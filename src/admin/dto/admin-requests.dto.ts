@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, NotEquals } from 'class-validator';
+import { PageQueryDto } from '../../common/page-query.dto';
 import { ADMIN_LIMITS } from '../admin.service';
 
 const NOT_BLANK = /\S/;
@@ -73,20 +73,12 @@ export class UpdatePlanDto {
   window_seconds: number;
 }
 
-export class AuditQueryDto {
-  @ApiPropertyOptional({ example: 50, default: ADMIN_LIMITS.auditPageDefault, minimum: 1, maximum: ADMIN_LIMITS.auditPageMax })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(ADMIN_LIMITS.auditPageMax)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page.' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  cursor?: string;
+export class AuditQueryDto extends PageQueryDto({
+  defaultLimit: ADMIN_LIMITS.auditPageDefault,
+  maxLimit: ADMIN_LIMITS.auditPageMax,
+  cursorMaxLength: 200,
+  example: 50,
+}) {
 
   @ApiPropertyOptional({ description: 'Only the entries of this account, key or plan.' })
   @IsOptional()

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
-import { FilterResultDto, SOURCE_MESSAGE, SOURCE_PATTERN } from '../../filter/dto/filter.dto';
+import { IsOptional, IsString, IsUrl, Matches, MaxLength, ValidateBy, ValidationArguments } from 'class-validator';
+import { PageQueryDto } from '../../common/page-query.dto';
+import { SOURCE_MESSAGE, SOURCE_PATTERN } from '../../common/source';
+import { FilterResultDto } from '../../provider/dto/filter-result.dto';
 
 export const MAX_BULK_ENTRIES = 1000;
 export const BULK_STATUSES = ['queued', 'processing', 'completed'] as const;
@@ -48,7 +49,9 @@ export class BulkRequestDto {
     example: 'https://example.com/hooks/phone-filter',
     description:
       'http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). ' +
-      'Must be a public address: loopback, private and link-local addresses (and `localhost`) are refused with 400.',
+      'Must be a global unicast address (or a name that resolves to one at delivery): loopback, private, link-local, ' +
+      'reserved and multicast addresses, their IPv6 spellings (IPv4-mapped, NAT64, 6to4, Teredo), IPv6 zone ids and ' +
+      '`localhost` are refused with 400.',
   })
   @IsOptional()
   @IsString()
@@ -122,12 +125,4 @@ export class BulkJobPageDto {
   next_cursor: string | null;
 }
 
-export class BulkListQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page.' })
-  @IsOptional() @IsString() @MaxLength(100)
-  cursor?: string;
-}
+export class BulkListQueryDto extends PageQueryDto({ defaultLimit: 20, maxLimit: 100, cursorMaxLength: 100 }) {}

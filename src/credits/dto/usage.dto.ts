@@ -1,16 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ApiProperty } from '@nestjs/swagger';
+import { PageQueryDto } from '../../common/page-query.dto';
 
-export class UsageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page.' })
-  @IsOptional() @IsString() @MaxLength(100)
-  cursor?: string;
-}
+export class UsageQueryDto extends PageQueryDto({ defaultLimit: 50, maxLimit: 100, cursorMaxLength: 100 }) {}
 
 export class UsageEntryDto {
   @ApiProperty({ example: '1042' }) id: string;

@@ -22,7 +22,7 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   }
 
   onApplicationBootstrap(): void {
-    this.logger.warn('PROVIDER=sandbox: lookup results are SIMULATED (test-number table of API.md section 10), not from a real network.');
+    this.logger.warn('PROVIDER=sandbox: lookup results are SIMULATED (the test-number table of docs/api.md), not from a real network.');
   }
 
   async networkStatus(e164: string): Promise<NetworkStatusAnswer> {

@@ -1,7 +1,7 @@
 import { ConnectionStatus } from '../lookup.types';
 
 /**
- * The test-number table of API.md section 10, shared by the sandbox adapter and the upstream simulator
+ * The test-number table (docs/api.md), shared by the sandbox adapter and the upstream simulator
  * so that both answer the same way. It applies to numbers that are valid for their numbering plan,
  * keyed by the last four digits.
  */

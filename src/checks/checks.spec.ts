@@ -1,4 +1,4 @@
-import { costPerCall } from './pricing';
+import { costPerCall } from './checks';
 
 const prices = { network_status: 4, line_type: 1, portability: 2 };
 

@@ -1,4 +1,5 @@
-import { composeResult, NumberFacts } from './result';
+import { composeResult } from './answer';
+import type { NumberDescription as NumberFacts } from './numbering-plan';
 
 const valid: NumberFacts = { region: 'GB', validForPlan: true, lineType: 'MOBILE' };
 const all = { network_status: true, line_type: true, portability: true };

@@ -1,17 +1,15 @@
-import type { FilterResultDto } from './dto/filter.dto';
-import type { EnabledChecks, LineType, LookupAnswers } from '../provider/lookup.types';
-
-export interface NumberFacts {
-  region: string | null;
-  validForPlan: boolean;
-  lineType: LineType;
-}
+import type { EnabledChecks } from '../checks/checks';
+import type { FilterResultDto } from './dto/filter-result.dto';
+import type { LookupAnswers } from './lookup.types';
+import type { NumberDescription } from './numbering-plan';
 
 /**
- * The six fields of a result, by the rules of API.md section 3. The shape never depends on the
- * settings: a disabled check leaves its fields at their neutral values.
+ * The six fields of a result (docs/api.md). The shape never depends on the settings: a disabled check
+ * leaves its fields at their neutral values. A number not valid for its plan is ABSENT, not looked up;
+ * `valid` is false also when the network says ABSENT; the carrier is the network check's, else the
+ * portability check's.
  */
-export function composeResult(facts: NumberFacts, checks: EnabledChecks, answers: LookupAnswers): FilterResultDto {
+export function composeResult(facts: NumberDescription, checks: EnabledChecks, answers: LookupAnswers): FilterResultDto {
   if (!facts.validForPlan) {
     return { country: facts.region, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false };
   }

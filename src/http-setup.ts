@@ -3,17 +3,13 @@ import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-option
 import { randomUUID } from 'node:crypto';
 import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { AppConfig } from '../config/app-config';
-import { CorsOrigins } from '../config/http-options';
-import { RequestLogging } from '../logging/logging.module';
-import { Metrics } from '../metrics/metrics';
-import { AppError } from './errors';
+import { deferredJsonParser } from './common/json-body';
+import { AppConfig } from './config/app-config';
+import { CorsOrigins } from './config/http-options';
+import { RequestLogging } from './logging/logging.module';
+import { Metrics } from './metrics/metrics';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
-/** Deeper bodies are refused before validation, whose recursive walk would overflow the stack. */
-export const BODY_MAX_DEPTH = 32;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const deferredBodyErrors = new WeakMap<Request, unknown>();
 
 /** X-Request-Id: the client's when it is sane, otherwise a new UUID; on every response. */
 function requestId(req: Request, res: Response, next: NextFunction): void {
@@ -24,39 +20,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 }
 
 /**
- * JSON bodies up to 1 MiB. A parse error is not answered here: it is kept and raised after the
- * guards (BodyErrorGuard), so the contract's order holds: 401 and 429 come before 400.
- */
-function deferredJsonParser(): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
-  return (req, res, next) =>
-    parse(req, res, (error?: unknown) => {
-      if (error) deferredBodyErrors.set(req, error);
-      else if (depthExceeds(req.body, BODY_MAX_DEPTH)) {
-        deferredBodyErrors.set(req, new AppError('INVALID_REQUEST', `The request body is nested deeper than ${BODY_MAX_DEPTH} levels.`));
-      }
-      next();
-    });
-}
-
-/** Iterative, so that measuring a hostile body cannot itself overflow the stack. */
-export function depthExceeds(value: unknown, maxDepth: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth >= maxDepth) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-export function takeDeferredBodyError(req: Request): unknown {
-  return deferredBodyErrors.get(req);
-}
-
-/**
- * helmet's defaults (CSP, HSTS, nosniff, frame-ancestors...) with two changes. Swagger UI at /docs
+ * helmet's defaults (CSP, HSTS, nosniff, frame-ancestors...) and `Cache-Control: no-store`, with two changes. Swagger UI at /docs
  * works under them: its scripts are same-origin files, its inline <style> is allowed by style-src.
  * `upgrade-insecure-requests` is dropped: on a plain-HTTP deployment (behind a TLS-terminating
  * proxy, or the compose demo) it would make browsers fetch Swagger UI's files over https and fail.
@@ -74,6 +38,9 @@ function securityHeaders(): (req: Request, res: Response, next: NextFunction) =>
     removeHeader: (name: string) => removed.add(name),
   };
   middleware({} as Request, recorder as unknown as Response, () => undefined);
+  // Responses carry API keys, webhook secrets, balances: no browser or proxy cache may keep them.
+  // Every response, so a route added later cannot forget it; Swagger UI's static files set their own.
+  set.set('Cache-Control', 'no-store');
   const headers = [...set];
   return (_req, res, next) => {
     for (const [name, value] of headers) res.setHeader(name, value);

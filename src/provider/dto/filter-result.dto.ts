@@ -1,0 +1,27 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { LINE_TYPES } from '../lookup.types';
+import type { ConnectionStatus, LineType } from '../lookup.types';
+
+/**
+ * The six fields that answer one number, whoever asks (POST /api/v1/filter, bulk jobs). The class
+ * name is the schema's name in the OpenAPI document, which clients' generated types depend on.
+ */
+export class FilterResultDto {
+  @ApiProperty({ example: 'US', nullable: true, type: String, description: 'ISO 3166-1 alpha-2 region; null when no region matches.' })
+  country: string | null;
+
+  @ApiProperty({ example: true, description: 'Valid for its numbering plan and not ABSENT.' })
+  valid: boolean;
+
+  @ApiProperty({ example: 'CONNECTED', enum: ['CONNECTED', 'ABSENT', 'UNDETERMINED'] })
+  status: ConnectionStatus;
+
+  @ApiProperty({ example: 'T-Mobile USA', nullable: true, type: String, description: 'Current operator when an enabled check knows it.' })
+  carrier: string | null;
+
+  @ApiProperty({ example: 'MOBILE', enum: LINE_TYPES, description: 'UNKNOWN when the Phone Number Type check is disabled.' })
+  line_type: LineType;
+
+  @ApiProperty({ example: false, description: 'false when not ported or the Portability check is disabled.' })
+  is_ported: boolean;
+}
