@@ -14,6 +14,7 @@ export interface Attempt {
 export interface Call {
   source: string;
   key?: string;
+  body: string;
   failing: boolean;
   attempts: Attempt[];
 }
@@ -44,9 +45,10 @@ export function startLoad(instances: Instance[], account: HttpAccount): Load {
       const n = seq++;
       const failing = Math.random() < FAILING_SHARE;
       const keyed = Math.random() < KEYED_SHARE;
-      const call: Call = { source: `${keyed ? 'k' : 'n'}-${run}-${n}`, failing, attempts: [], ...(keyed ? { key: `key-${run}-${n}` } : {}) };
+      const source = `${keyed ? 'k' : 'n'}-${run}-${n}`;
+      const body = JSON.stringify({ phone: phoneFor(n, failing), source });
+      const call: Call = { source, body, failing, attempts: [], ...(keyed ? { key: `key-${run}-${n}` } : {}) };
       calls.push(call);
-      const body = JSON.stringify({ phone: phoneFor(n, failing), source: call.source });
       for (let attempt = 0; attempt < (keyed ? MAX_ATTEMPTS : 1); attempt++) {
         const index = (n + attempt) % instances.length;
         const outcome = await send(instances[index].url, account, body, call.key);
@@ -70,6 +72,19 @@ export function startLoad(instances: Instance[], account: HttpAccount): Load {
       return calls;
     },
   };
+}
+
+/** A client coming back later: every keyed call sent once more with its key and body, on the other instance. */
+export async function retryKeyedCalls(instances: Instance[], account: HttpAccount, calls: Call[]): Promise<void> {
+  const keyed = calls.filter((call) => call.key);
+  for (let i = 0; i < keyed.length; i += WORKERS) {
+    await Promise.all(
+      keyed.slice(i, i + WORKERS).map(async (call) => {
+        const index = (call.attempts.at(-1)!.instance + 1) % instances.length;
+        call.attempts.push({ instance: index, ...(await send(instances[index].url, account, call.body, call.key)), at: Date.now() });
+      }),
+    );
+  }
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
