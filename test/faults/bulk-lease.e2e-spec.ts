@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { startUpstreamSimulator, UpstreamSimulator } from '../../tools/upstream-simulator/simulator';
 import { createAccount } from '../factories/accounts';
-import { distinctNumbers, waitForBulkJob } from '../helpers/bulk';
+import { answeredEntries, distinctNumbers, waitForBulkJob } from '../helpers/bulk';
 import { ledgerState } from '../helpers/ledger';
 import { startTestApp, TestApp } from '../helpers/test-app';
 import { hlrLookupsEnv } from '../provider-helpers';
@@ -10,10 +10,7 @@ import { Instance, startInstances } from './helpers/instances';
 
 const CHUNK_TIMEOUT_SECONDS = 600;
 
-async function answered(t: TestApp, jobId: string): Promise<number> {
-  const [row] = await t.db.query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
-  return Number(row.done);
-}
+const answered = (t: TestApp, jobId: string) => answeredEntries((sql, params) => t.db.query(sql, params), jobId);
 
 describe('the chunks of an instance killed mid-job', () => {
   let simulator: UpstreamSimulator;
