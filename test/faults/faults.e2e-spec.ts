@@ -38,9 +38,10 @@ describe('faults under load never cost anyone money', () => {
       DATABASE_URL: pg.url,
       REDIS_URL: redis.url,
       UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: String(REFUND_AFTER_SECONDS),
-      BULK_CONCURRENCY: '10',
+      // Slow enough that a job is mid-way when an instance dies.
+      BULK_CONCURRENCY: '2',
       BULK_CHUNK_SIZE: '20',
-      BULK_CHUNK_LEASE_SECONDS: '3',
+      // The last resort, far beyond this suite: only the lease (10 s by default) brings a dead worker's chunks back.
       BULK_CHUNK_TIMEOUT_SECONDS: '600',
       BULK_POLL_INTERVAL_SECONDS: '0.5',
     });
@@ -82,15 +83,30 @@ describe('faults under load never cost anyone money', () => {
     return calls.filter((call) => call.attempts.some((attempt) => attempt.status === 200)).length;
   }
 
-  it('kill -9 of an instance', async () => {
+  async function submitBulk(phones: string[]): Promise<string> {
+    const submitted = await fetch(`${instances[0].url}/api/v1/filter/bulk`, {
+      method: 'POST',
+      headers: { ...account.auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ phones }),
+    });
+    expect(submitted.status).toBe(202);
+    return ((await submitted.json()) as { id: string }).id;
+  }
+
+  it('kill -9 of an instance, with a bulk job running', async () => {
+    const jobId = await submitBulk(distinctNumbers(1000, 8));
     let killedAt = 0;
     const calls = await underLoad(async () => {
       killedAt = Date.now();
       await instances[1].kill();
     });
+    // The dead worker's chunks come back once their lease lapses: the job completes while it is still down.
+    expect(await waitForBulkJob(instances[0].url, account.auth, jobId, 45_000)).toMatchObject({ status: 'completed', processed: 1000 });
+    expect(instances[0].process!.output()).toMatch(/handed out again \(lease lapsed\)/);
     await instances[1].start();
+    // (A 200 from the killed instance read after `killedAt` left it before it died.)
     const inTheWindow = (call: Call) =>
-      call.attempts.some((attempt) => attempt.status === 200 && attempt.instance === 1 && attempt.at >= killedAt - SETTLE_WINDOW_MS && attempt.at <= killedAt);
+      call.attempts.some((attempt) => attempt.status === 200 && attempt.instance === 1 && attempt.at >= killedAt - SETTLE_WINDOW_MS);
     expect(answered(calls)).toBeGreaterThan(20);
     expect(await afterTheSweep('kill -9 of an instance', calls, inTheWindow)).toEqual(HOLDS);
   }, 90_000);
@@ -138,23 +154,16 @@ describe('faults under load never cost anyone money', () => {
 
   it('both instances killed during a bulk job', async () => {
     simulator.setOptions({ latencyMs: 100 });
-    const phones = distinctNumbers(400, 9);
-    const submitted = await fetch(`${instances[0].url}/api/v1/filter/bulk`, {
-      method: 'POST',
-      headers: { ...account.auth, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ phones }),
-    });
-    expect(submitted.status).toBe(202);
-    const { id } = (await submitted.json()) as { id: string };
+    const id = await submitBulk(distinctNumbers(200, 9));
     const progress = () => answeredEntries((sql, params) => pg.query(sql, params), id);
-    expect(await eventually(progress, (done) => done >= 60, 20_000, 50)).toBeGreaterThanOrEqual(60);
+    expect(await eventually(progress, (done) => done >= 40, 20_000, 50)).toBeGreaterThanOrEqual(40);
     await Promise.all(instances.map((one) => one.kill()));
-    expect(await progress()).toBeLessThan(400);
+    expect(await progress()).toBeLessThan(200);
 
     await Promise.all(instances.map((one) => one.start()));
     const job = await waitForBulkJob(instances[1].url, account.auth, id, 60_000);
 
-    expect(job).toMatchObject({ status: 'completed', processed: 400 });
+    expect(job).toMatchObject({ status: 'completed', processed: 200 });
     expect(await afterTheSweep('both instances killed during a bulk job', [])).toEqual(HOLDS);
   }, 120_000);
 });
