@@ -139,13 +139,13 @@ describe('LookupService with the Redis cache store', () => {
       sim.resetStats();
       const answer = await first.lookups.lookup(UK.ported, ALL);
 
-      const key = `${prefix}v1:network_status:${UK.ported}`;
-      expect(JSON.parse((await redis.get(key))!)).toEqual(answer.networkStatus);
+      const key = `${prefix}v2:network_status:${UK.ported}`;
+      expect(JSON.parse((await redis.get(key))!)).toEqual({ at: expect.any(Number), answer: answer.networkStatus });
       const ttl = await redis.ttl(key);
       expect(ttl).toBeGreaterThan(3500);
       expect(ttl).toBeLessThanOrEqual(3600);
-      expect(await redis.ttl(`${prefix}v1:portability:${UK.ported}`)).toBeGreaterThan(86_000);
-      expect(await redis.ttl(`${prefix}v1:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
+      expect(await redis.ttl(`${prefix}v2:portability:${UK.ported}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}v2:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
 
       await expect(second.lookups.lookup(UK.ported, ALL)).resolves.toEqual(answer);
       expect(sim.stats().requests).toBe(3);

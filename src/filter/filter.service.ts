@@ -6,7 +6,7 @@ import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
-import { LookupService } from '../provider/lookup.service';
+import { LookupFreshness, LookupService } from '../provider/lookup.service';
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, IdempotentOutcome } from './idempotency.service';
@@ -27,20 +27,26 @@ export class FilterService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<IdempotentOutcome<FilterResultDto>> {
+  /** `freshness`: from the request's Cache-Control; the same price whether the answer is live or cached. */
+  filter(
+    account: AuthenticatedAccount,
+    request: FilterRequestDto,
+    idempotencyKey?: string,
+    freshness: LookupFreshness = {},
+  ): Promise<IdempotentOutcome<FilterResultDto>> {
     const source = request.source ?? 'internal';
     return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, () =>
-      this.paidLookup(account.accountId, request.phone, source),
+      this.paidLookup(account.accountId, request.phone, source, freshness),
     );
   }
 
-  private async paidLookup(accountId: string, e164: string, source: string): Promise<FilterResultDto> {
+  private async paidLookup(accountId: string, e164: string, source: string, freshness: LookupFreshness): Promise<FilterResultDto> {
     const { checks, cost } = await this.settings.checksFor(accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     const charge = await this.credits.charge(accountId, cost, { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source });
     let result: FilterResultDto;
     try {
-      result = await this.lookups.check(e164, checks);
+      result = await this.lookups.check(e164, checks, freshness);
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')

@@ -34,7 +34,22 @@ const CHECKS = {
 const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
 
 /** Bump when the shape of a cached answer changes, so old entries are ignored rather than misread. */
-const CACHE_KEY_VERSION = 'v1';
+const CACHE_KEY_VERSION = 'v2';
+
+/** A cached answer and when it was obtained from the provider (ms since the epoch), for `maxAgeSeconds`. */
+interface CachedAnswer {
+  at: number;
+  answer: object;
+}
+
+/**
+ * How fresh an answer must be. `maxAgeSeconds` 0: looked up live, never from the cache; N: a cached
+ * answer older than N seconds is not used; absent: any cached answer within its TTL. A live answer
+ * refreshes the cache either way.
+ */
+export interface LookupFreshness {
+  maxAgeSeconds?: number;
+}
 
 /**
  * Answers the enabled checks for one number: each check from the cache when fresh, otherwise from the
@@ -66,9 +81,9 @@ export class LookupService {
    * The six fields for one number, without billing: the numbering plan (free), then the enabled
    * checks for a number valid for its plan. Throws AppError PROVIDER_UNAVAILABLE like `lookup`.
    */
-  async check(e164: string, checks: EnabledChecks): Promise<FilterResultDto> {
+  async check(e164: string, checks: EnabledChecks, freshness: LookupFreshness = {}): Promise<FilterResultDto> {
     const description = describeNumber(e164);
-    const answers = description.validForPlan ? await this.lookup(e164, checks) : {};
+    const answers = description.validForPlan ? await this.lookup(e164, checks, freshness) : {};
     return composeResult(description, checks, answers);
   }
 
@@ -76,9 +91,9 @@ export class LookupService {
    * The answers of the enabled checks, run in parallel. Throws AppError PROVIDER_UNAVAILABLE when any
    * enabled check could not be answered (answers that did arrive are still cached for the next call).
    */
-  async lookup(e164: string, checks: EnabledChecks): Promise<LookupAnswers> {
+  async lookup(e164: string, checks: EnabledChecks, freshness: LookupFreshness = {}): Promise<LookupAnswers> {
     const enabled = CHECK_NAMES.filter((check) => checks[check]);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, freshness.maxAgeSeconds)));
     const answers: LookupAnswers = {};
     const failures: string[] = [];
     settled.forEach((result, index) => {
@@ -108,17 +123,21 @@ export class LookupService {
     };
   }
 
-  private answer(check: CheckName, e164: string): Promise<object> {
+  /**
+   * Callers with different freshness never share a flight: a live caller must not be handed the
+   * cached answer another caller is reading, but live callers at the same moment share one lookup.
+   */
+  private answer(check: CheckName, e164: string, maxAgeSeconds: number | undefined): Promise<object> {
     const key = `${CACHE_KEY_VERSION}:${check}:${e164}`;
-    const flight = this.flights.run(key, async () => {
-      const cached = await this.store.get(key);
-      if (cached !== undefined) {
+    const flight = this.flights.run(maxAgeSeconds === undefined ? key : `${key}:max-age=${maxAgeSeconds}`, async () => {
+      const cached = maxAgeSeconds === 0 ? undefined : await this.store.get<CachedAnswer>(key);
+      if (cached !== undefined && (maxAgeSeconds === undefined || Date.now() - cached.at <= maxAgeSeconds * 1000)) {
         this.hits += 1;
-        return cached;
+        return cached.answer;
       }
       this.misses += 1;
       const fresh = await this.ask(check, e164);
-      await this.store.set(key, fresh, this.ttlSeconds[check]);
+      await this.store.set(key, { at: Date.now(), answer: fresh } satisfies CachedAnswer, this.ttlSeconds[check]);
       return fresh;
     });
     if (flight.shared) this.shared += 1;

@@ -53,7 +53,7 @@ export async function runBulkBenchmark(options: Partial<BulkBenchmarkOptions> = 
     const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     const account = await app.get(AdminService).createAccount({ name: 'bulk benchmark', plan: 'enterprise', credits: entries * 10 }, 'bench');
     const headers = { Authorization: `Bearer ${account.api_key}`, 'Content-Type': 'application/json' };
-    const phones = Array.from({ length: entries }, (_, i) => `+4474${String(60 + Math.floor(i / 100_000)).padStart(2, '0')}${String(i % 100_000).padStart(5, '0')}5`);
+    const phones = Array.from({ length: entries }, (_, i) => `+4474${String(60 + Math.floor(i / 100_000)).padStart(2, '0')}${String(i % 100_000).padStart(5, '0')}7`);
 
     const started = performance.now();
     const submitted = await fetch(`${base}/api/v1/filter/bulk`, { method: 'POST', headers, body: JSON.stringify({ phones, source: 'bench' }) });

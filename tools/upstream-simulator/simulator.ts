@@ -10,7 +10,7 @@ import {
   NtLookupResponse,
   upstreamNumberType,
 } from '../../src/provider/adapters/hlr-lookups.protocol';
-import { portedCarrier, testNumberRule } from '../../src/provider/adapters/test-numbers';
+import { Alternation, alternatingAnswer, portedCarrier, testNumberRule } from '../../src/provider/adapters/test-numbers';
 import { describeNumber, originalCarrier } from '../../src/provider/numbering-plan';
 
 /**
@@ -72,6 +72,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
   const settings: UpstreamSimulatorOptions = { ...SIMULATOR_DEFAULTS, ...options };
   let stats = emptyStats();
   const timers = new Set<NodeJS.Timeout>();
+  const alternation = new Alternation();
 
   /** Waits `ms`, or gives up quietly when the client goes away (so a 10 s answer never outlives its caller). */
   const wait = (ms: number, response: http.ServerResponse) =>
@@ -139,7 +140,8 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
 
     const original = await originalCarrier(e164);
-    const isPorted = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.isPorted : false;
+    const alternating = rule?.kind === 'alternating' ? alternatingAnswer(rule, alternation, `${route}:${e164}`) : undefined;
+    const isPorted = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.isPorted : (alternating?.otherOperator ?? false);
     const ported = isPorted ? portedCarrier(number.region, original) : null;
     const common = { id: randomUUID().replace(/-/g, '').slice(0, 12), timestamp: new Date().toISOString() };
 
@@ -147,7 +149,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
       const answer: HlrLookupResponse = {
         ...common,
         msisdn: e164,
-        connectivity_status: rule ? rule.status : 'INVALID_MSISDN',
+        connectivity_status: alternating?.status ?? (rule && rule.kind !== 'alternating' ? rule.status : 'INVALID_MSISDN'),
         mccmnc: null,
         original_network_name: original,
         original_country_code: number.region,

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { describeNumber, originalCarrier } from '../numbering-plan';
-import { portedCarrier, TestNumberRule, testNumberRule } from './test-numbers';
+import { Alternation, alternatingAnswer, portedCarrier, TestNumberRule, testNumberRule } from './test-numbers';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
 
@@ -16,6 +16,7 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   readonly name = 'sandbox';
   readonly simulated = true;
   private readonly logger = new Logger('LookupProvider');
+  private readonly alternation = new Alternation();
 
   constructor(private readonly timeoutMs: number) {
     super();
@@ -28,6 +29,10 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
     const rule = await this.networkRule(e164);
     if (!rule) return { status: 'ABSENT', carrier: null };
+    if (rule.kind === 'alternating') {
+      const now = alternatingAnswer(rule, this.alternation, `network_status:${e164}`);
+      return { status: now.status, carrier: await this.currentCarrier(e164, now.otherOperator) };
+    }
     return { status: rule.status, carrier: await this.currentCarrier(e164, rule.isPorted) };
   }
 
@@ -39,6 +44,10 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   async portability(e164: string): Promise<PortabilityAnswer> {
     const rule = await this.networkRule(e164);
     if (!rule) return { isPorted: false, carrier: null };
+    if (rule.kind === 'alternating') {
+      const now = alternatingAnswer(rule, this.alternation, `portability:${e164}`);
+      return { isPorted: now.otherOperator, carrier: await this.currentCarrier(e164, now.otherOperator) };
+    }
     return { isPorted: rule.isPorted, carrier: await this.currentCarrier(e164, rule.isPorted) };
   }
 

@@ -10,7 +10,13 @@ export type TestNumberRule =
   /** The upstream fails (the simulator answers 5xx, the sandbox throws ProviderUnavailableError). */
   | { kind: 'failure' }
   /** The upstream answers only after `delayMs`, longer than any sensible timeout. */
-  | { kind: 'slow'; delayMs: number; status: ConnectionStatus; isPorted: boolean };
+  | { kind: 'slow'; delayMs: number; status: ConnectionStatus; isPorted: boolean }
+  /**
+   * Changes at each live lookup (never from the cache): `status` alternates CONNECTED (first lookup),
+   * ABSENT, CONNECTED...; `operator` alternates the original carrier (first lookup) and another one.
+   * They make a fresh answer visible (Cache-Control on /filter, watchlists).
+   */
+  | { kind: 'alternating'; changes: 'status' | 'operator' };
 
 export const SLOW_ANSWER_DELAY_MS = 10_000;
 
@@ -20,7 +26,36 @@ export const TEST_NUMBER_RULES: Readonly<Record<string, TestNumberRule>> = {
   '0002': { kind: 'answer', status: 'CONNECTED', isPorted: true },
   '0003': { kind: 'failure' },
   '0004': { kind: 'slow', delayMs: SLOW_ANSWER_DELAY_MS, status: 'CONNECTED', isPorted: false },
+  '0005': { kind: 'alternating', changes: 'status' },
+  '0006': { kind: 'alternating', changes: 'operator' },
 };
+
+/**
+ * Counts the live lookups of each alternating number (per process, per check): the sandbox and the
+ * simulator each keep one. `next` answers true on odd lookups after the first (the "other" state).
+ */
+export class Alternation {
+  private readonly counts = new Map<string, number>();
+
+  next(key: string): boolean {
+    const count = this.counts.get(key) ?? 0;
+    this.counts.set(key, count + 1);
+    return count % 2 === 1;
+  }
+}
+
+/**
+ * What an alternating number answers now: its status and whether its operator is the other one.
+ * Advances that number's count for the check asking.
+ */
+export function alternatingAnswer(
+  rule: Extract<TestNumberRule, { kind: 'alternating' }>,
+  alternation: Alternation,
+  key: string,
+): { status: ConnectionStatus; otherOperator: boolean } {
+  const flipped = alternation.next(key);
+  return { status: rule.changes === 'status' && flipped ? 'ABSENT' : 'CONNECTED', otherOperator: rule.changes === 'operator' && flipped };
+}
 
 const DEFAULT_RULE: TestNumberRule = { kind: 'answer', status: 'CONNECTED', isPorted: false };
 
