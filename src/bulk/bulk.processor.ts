@@ -108,7 +108,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
           if (this.queue.stopping) outcome = 'stopping';
           else if (Date.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
-          writer.add(await this.answer(phone, job.checks));
+          writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds));
         }),
       ),
     );
@@ -116,9 +116,9 @@ export class BulkProcessor implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
+  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks) };
+      return { phone, result: await this.lookups.check(phone, checks, { maxAgeSeconds: maxAgeSeconds ?? undefined }) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

@@ -77,6 +77,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
  * and carry the rate-limit headers after authentication; every response carries X-Request-Id.
  */
 function completeOperation(operation: OperationObject): void {
+  documentCsvBody(operation);
   const customerApi = (operation.security ?? []).some((requirement) => 'api-key' in requirement);
   const required: ErrorCode[] = customerApi ? CUSTOMER_API_ERRORS : ['INTERNAL_ERROR'];
   for (const [status, codes] of groupByStatus(required)) {
@@ -99,6 +100,20 @@ function completeOperation(operation: OperationObject): void {
       ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])),
     };
   }
+}
+
+/** Operation extension (set with `@ApiExtension(CSV_BODY_EXTENSION, { description, example })`): the route also takes a text/csv body. */
+export const CSV_BODY_EXTENSION = 'x-csv-body';
+
+/** @nestjs/swagger gives every content type of a body the same schema: a CSV body is text, with its own example. */
+function documentCsvBody(operation: OperationObject): void {
+  const extended = operation as OperationObject & Record<string, unknown>;
+  const csv = extended[CSV_BODY_EXTENSION] as { description: string; example: string } | undefined;
+  if (!csv) return;
+  delete extended[CSV_BODY_EXTENSION];
+  const body = operation.requestBody as { content: Record<string, unknown>; description?: string } | undefined;
+  if (!body) return;
+  body.content['text/csv'] = { schema: { type: 'string', description: csv.description }, example: csv.example };
 }
 
 export function setupSwagger(app: INestApplication): void {

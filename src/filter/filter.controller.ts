@@ -5,10 +5,10 @@ import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { requestedMaxAge } from '../common/cache-control';
+import { validateIdempotencyKey } from '../common/idempotency-key';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
-import { IdempotencyService } from './idempotency.service';
 
 @ApiTags('filter')
 @CustomerApi()
@@ -87,7 +87,7 @@ export class FilterController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<FilterResultDto> {
     const freshness = { maxAgeSeconds: requestedMaxAge(cacheControl) };
-    const outcome = await this.filters.filter(account, body, IdempotencyService.validateKey(idempotencyKey), freshness);
+    const outcome = await this.filters.filter(account, body, validateIdempotencyKey(idempotencyKey), freshness);
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
     return outcome.result;
   }

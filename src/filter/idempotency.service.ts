@@ -4,8 +4,6 @@ import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { IdempotencyRepository } from './idempotency.repository';
 
-const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
-
 export type IdempotentOutcome<T> = { replayed: false; result: T } | { replayed: true; result: T };
 
 /**
@@ -21,12 +19,6 @@ export class IdempotencyService {
     private readonly calls: IdempotencyRepository,
     private readonly config: AppConfig,
   ) {}
-
-  static validateKey(key: string | undefined): string | undefined {
-    if (key === undefined) return undefined;
-    if (!KEY_SHAPE.test(key)) throw new AppError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
-    return key;
-  }
 
   async run<T>(accountId: string, key: string | undefined, request: unknown, work: () => Promise<T>): Promise<IdempotentOutcome<T>> {
     if (key === undefined) return { replayed: false, result: await work() };
