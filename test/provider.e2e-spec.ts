@@ -212,6 +212,13 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
 
   describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
 
+  it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', () => {
+    // Runs after the table above: its answers went through the schema; none may have broken it.
+    const tally = (m.provider as HlrLookupsAdapter).tally;
+    expect(tally.failureCounts().filter((entry) => entry.kind === 'invalid_answer')).toEqual([]);
+    expect([...tally.costByPath().keys()].sort()).toEqual(['/hlr-lookup', '/mnp-lookup', '/nt-lookup']);
+  });
+
   it('also works with the real API’s /api/v2 base path', async () => {
     const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));
     try {

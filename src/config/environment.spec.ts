@@ -10,6 +10,8 @@ describe('validateEnvironment', () => {
     expect(config.prices).toEqual({ network_status: 4, line_type: 1, portability: 2 });
     expect(config.cache.ttlSeconds).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
     expect(config.provider.timeoutMs).toBe(3000);
+    // The base of the documentation's examples and of the official SDKs (docs/upstream-hlr-lookups.md).
+    expect(config.provider.hlrLookups.baseUrl).toBe('https://www.hlr-lookups.com/api/v2');
     expect(config.adminToken).toBeUndefined();
     expect(config.redisUrl).toBeUndefined();
   });

@@ -58,7 +58,7 @@ export class EnvironmentVariables {
   PROVIDER: 'sandbox' | 'hlr-lookups' = 'sandbox';
 
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
-  HLR_LOOKUPS_URL: string = 'https://api.hlr-lookups.com/api/v2';
+  HLR_LOOKUPS_URL: string = 'https://www.hlr-lookups.com/api/v2';
 
   @IsOptional() @IsString()
   HLR_LOOKUPS_KEY?: string;

@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from './lookup.types';
 
 export const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'isolated'] as const;
@@ -22,6 +23,8 @@ export abstract class LookupProvider {
   get circuitState(): CircuitBreakerState | undefined {
     return undefined;
   }
+  /** Puts the adapter's own scrape-time instruments (e.g. the upstream's cost) on the app's registry; none by default. */
+  registerMetrics(_registers: Registry[]): void {}
 }
 
 /** Any failure to get an answer from the upstream. Turned into 503 PROVIDER_UNAVAILABLE (and a refund). */

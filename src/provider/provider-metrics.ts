@@ -65,5 +65,6 @@ export class ProviderMetrics implements OnModuleInit {
         },
       });
     }
+    provider.registerMetrics(registers);
   }
 }

@@ -1,23 +1,28 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import {
-  DIGEST_HEADERS,
-  digestSignature,
-  HLR_PATHS,
-  HlrLookupResponse,
-  MnpLookupResponse,
-  NtLookupResponse,
-  upstreamNumberType,
-} from '../../src/provider/adapters/hlr-lookups.protocol';
-import { Alternation, alternatingAnswer, portedCarrier, testNumberRule } from '../../src/provider/adapters/test-numbers';
-import { describeNumber, originalCarrier } from '../../src/provider/numbering-plan';
+import { DIGEST_HEADERS, digestSignature, HLR_PATHS } from '../../src/provider/adapters/hlr-lookups.protocol';
+import { Alternation, alternatingAnswer, testNumberRule } from '../../src/provider/adapters/test-numbers';
+import { describeNumber } from '../../src/provider/numbering-plan';
+import { BODY_FAULTS, BodyFault, breakSchema, hlrAnswer, mnpAnswer, ntAnswer, numberFacts } from './answers';
 
 /**
  * A stand-alone stand-in for the HLR Lookups API v2 (hlr-lookups.com): same endpoints, same request
- * signing, answers by the shared test-number table (docs/api.md). Dependency-free (node:http)
- * so tests and the benchmark can run it in-process on port 0, and `npm run upstream` can run it alone.
+ * signing, answers by the shared test-number table (docs/api.md) with every documented field
+ * (answers.ts), and a switch for each documented failure (SIMULATED_FAULTS). node:http only, so tests
+ * and the benchmark run it in-process on port 0, and `npm run upstream` runs it alone.
  */
+
+/** Answered with that HTTP status and an `errors` body instead of an answer. */
+export const HTTP_FAULTS = ['http-400', 'http-401', 'http-402', 'http-403', 'http-404', 'http-429', 'http-500', 'http-503'] as const;
+/**
+ * Every failure the simulator can play, for every lookup (`fault`) or for chosen numbers
+ * (`faultsByNumber`): the body faults of answers.ts, the HTTP faults, `partial` (the JSON is cut
+ * short mid-answer) and `slow` (the answer comes after `slowMs`).
+ */
+export const SIMULATED_FAULTS = [...BODY_FAULTS, ...HTTP_FAULTS, 'partial', 'slow'] as const;
+export type SimulatedFault = (typeof SIMULATED_FAULTS)[number];
+
 export interface UpstreamSimulatorOptions {
   /** 0 (default) picks a free port. */
   port: number;
@@ -32,6 +37,16 @@ export interface UpstreamSimulatorOptions {
   secret: string;
   /** Signed timestamps further than this from the simulator's clock are refused (401). */
   maxClockSkewSeconds: number;
+  /** A fault played on every lookup (null: none). */
+  fault: SimulatedFault | null;
+  /** Faults for chosen E.164 numbers; they win over `fault`. */
+  faultsByNumber: Readonly<Record<string, SimulatedFault>>;
+  /** How long a `slow` fault waits before answering. */
+  slowMs: number;
+  /** The upstream's request limit: more signed requests than this in a window are answered 429 with Retry-After. */
+  rateLimit: { requests: number; windowSeconds: number } | null;
+  /** Account balance answered by GET /balance, lowered by the cost of every answered lookup. */
+  balance: number;
 }
 
 export const SIMULATOR_DEFAULTS: Readonly<UpstreamSimulatorOptions> = {
@@ -43,6 +58,11 @@ export const SIMULATOR_DEFAULTS: Readonly<UpstreamSimulatorOptions> = {
   key: 'sim-key',
   secret: 'sim-secret',
   maxClockSkewSeconds: 300,
+  fault: null,
+  faultsByNumber: {},
+  slowMs: 10_000,
+  rateLimit: null,
+  balance: 100,
 };
 
 export interface UpstreamSimulatorStats {
@@ -72,6 +92,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
   const settings: UpstreamSimulatorOptions = { ...SIMULATOR_DEFAULTS, ...options };
   let stats = emptyStats();
   const timers = new Set<NodeJS.Timeout>();
+  /** Live lookups of the alternating test numbers (0005, 0006), per route and number. */
   const alternation = new Alternation();
 
   /** Waits `ms`, or gives up quietly when the client goes away (so a 10 s answer never outlives its caller). */
@@ -90,15 +111,30 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
       });
     });
 
-  const send = (response: http.ServerResponse, status: number, body: unknown) => {
+  const send = (response: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}, cutShort = false) => {
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
     if (response.writableEnded || response.destroyed) return;
-    const text = JSON.stringify(body);
-    response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+    const whole = JSON.stringify(body);
+    const text = cutShort ? whole.slice(0, Math.floor(whole.length / 2)) : whole;
+    response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...headers });
     response.end(text);
   };
-  const fail = (response: http.ServerResponse, status: number, code: string, message: string) =>
-    send(response, status, { errors: [{ code, message }] });
+  const fail = (response: http.ServerResponse, status: number, code: string, message: string, headers: http.OutgoingHttpHeaders = {}) =>
+    send(response, status, { errors: [{ code, message }] }, headers);
+  const rateLimited = (response: http.ServerResponse, retryAfterSeconds: number) =>
+    fail(response, 429, 'TOO_MANY_REQUESTS', 'API request limit exceeded', { 'Retry-After': String(retryAfterSeconds) });
+
+  let window = { startedMs: 0, count: 0 };
+  /** Seconds until the current window ends when the limit is exceeded, else null (and the request counts). */
+  const overLimit = (): number | null => {
+    const limit = settings.rateLimit;
+    if (!limit) return null;
+    const now = Date.now();
+    if (now - window.startedMs >= limit.windowSeconds * 1000) window = { startedMs: now, count: 0 };
+    window.count += 1;
+    if (window.count <= limit.requests) return null;
+    return Math.max(1, Math.ceil((window.startedMs + limit.windowSeconds * 1000 - now) / 1000));
+  };
 
   const handle = async (request: http.IncomingMessage, response: http.ServerResponse) => {
     const method = request.method ?? 'GET';
@@ -113,15 +149,21 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
 
     const route = ROUTES[`${method} ${path}`];
     if (!route) return fail(response, 404, 'NOT_FOUND', `no route ${method} ${path}`);
+    // Unsigned helpers: the PHP SDK asks /time before it signs anything.
+    if (route === 'ping') return send(response, 200, { success: true });
+    if (route === 'time') return send(response, 200, { time: Math.floor(Date.now() / 1000) });
 
     const authProblem = checkSignature(request, path, method, body, settings);
     if (authProblem) return fail(response, 401, 'UNAUTHORIZED', authProblem);
+    const retryAfter = overLimit();
+    if (retryAfter !== null) return rateLimited(response, retryAfter);
 
     if (!(await wait(settings.latencyMs, response))) return;
     if (settings.errorRate > 0 && Math.random() < settings.errorRate) {
       return fail(response, 500, 'INTERNAL_ERROR', 'simulated random upstream error');
     }
     if (route === 'auth-test') return send(response, 200, { success: true });
+    if (route === 'balance') return send(response, 200, { balance: settings.balance.toFixed(4) });
 
     let payload: Record<string, unknown>;
     try {
@@ -134,52 +176,23 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     if (typeof raw !== 'string' || !/\d/.test(raw)) return fail(response, 400, 'INVALID_PARAMETER', `${field} is required`);
     const e164 = `+${raw.replace(/\D/g, '')}`;
 
-    const number = describeNumber(e164);
-    const rule = number.validForPlan ? testNumberRule(e164) : null;
+    const fault = settings.faultsByNumber[e164] ?? settings.fault;
+    if (fault === 'http-429') return rateLimited(response, 1);
+    if (fault?.startsWith('http-')) {
+      const status = Number(fault.slice('http-'.length));
+      return fail(response, status, `HTTP_${status}`, `simulated HTTP ${status}`);
+    }
+    const rule = describeNumber(e164).validForPlan ? testNumberRule(e164) : null;
     if (rule?.kind === 'failure') return fail(response, 503, 'NETWORK_FAILURE', 'simulated upstream failure for this number');
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
+    if (fault === 'slow' && !(await wait(settings.slowMs, response))) return;
 
-    const original = await originalCarrier(e164);
+    const bodyFault = (BODY_FAULTS as readonly string[]).includes(fault ?? '') ? (fault as BodyFault) : null;
     const alternating = rule?.kind === 'alternating' ? alternatingAnswer(rule, alternation, `${route}:${e164}`) : undefined;
-    const isPorted = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.isPorted : (alternating?.otherOperator ?? false);
-    const ported = isPorted ? portedCarrier(number.region, original) : null;
-    const common = { id: randomUUID().replace(/-/g, '').slice(0, 12), timestamp: new Date().toISOString() };
-
-    if (route === 'hlr-lookup') {
-      const answer: HlrLookupResponse = {
-        ...common,
-        msisdn: e164,
-        connectivity_status: alternating?.status ?? (rule && rule.kind !== 'alternating' ? rule.status : 'INVALID_MSISDN'),
-        mccmnc: null,
-        original_network_name: original,
-        original_country_code: number.region,
-        is_ported: isPorted,
-        ported_network_name: ported,
-        is_roaming: false,
-      };
-      return send(response, 200, answer);
-    }
-    if (route === 'nt-lookup') {
-      const answer: NtLookupResponse = {
-        ...common,
-        number: e164,
-        number_type: upstreamNumberType(number.lineType),
-        query_status: 'OK',
-        is_valid: number.validForPlan,
-        original_network_name: original,
-        original_country_code: number.region,
-      };
-      return send(response, 200, answer);
-    }
-    const answer: MnpLookupResponse = {
-      ...common,
-      msisdn: e164,
-      query_status: 'OK',
-      is_ported: isPorted,
-      original_network_name: original,
-      ported_network_name: ported,
-    };
-    return send(response, 200, answer);
+    const facts = await numberFacts(e164, rule, bodyFault, alternating);
+    const answer = route === 'hlr-lookup' ? hlrAnswer(facts) : route === 'nt-lookup' ? await ntAnswer(facts) : mnpAnswer(facts);
+    settings.balance = Math.max(0, settings.balance - Number(answer.cost));
+    return send(response, 200, breakSchema(answer, bodyFault), {}, fault === 'partial');
   };
 
   const server = http.createServer({ keepAliveTimeout: 30_000 }, (request, response) => {
@@ -200,6 +213,8 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     port,
     setOptions(partial) {
       Object.assign(settings, partial);
+      // A new limit starts a new window: counts from before must not decide the first answers under it.
+      if ('rateLimit' in partial) window = { startedMs: 0, count: 0 };
     },
     stats: () => structuredClone(stats),
     resetStats() {
@@ -215,11 +230,14 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
   };
 }
 
-const ROUTES: Record<string, 'hlr-lookup' | 'nt-lookup' | 'mnp-lookup' | 'auth-test'> = {
+const ROUTES: Record<string, 'hlr-lookup' | 'nt-lookup' | 'mnp-lookup' | 'auth-test' | 'balance' | 'ping' | 'time'> = {
   [`POST ${HLR_PATHS.hlrLookup}`]: 'hlr-lookup',
   [`POST ${HLR_PATHS.ntLookup}`]: 'nt-lookup',
   [`POST ${HLR_PATHS.mnpLookup}`]: 'mnp-lookup',
   [`GET ${HLR_PATHS.authTest}`]: 'auth-test',
+  [`GET ${HLR_PATHS.balance}`]: 'balance',
+  [`GET ${HLR_PATHS.ping}`]: 'ping',
+  [`GET ${HLR_PATHS.time}`]: 'time',
 };
 
 function emptyStats(): UpstreamSimulatorStats {

@@ -1,4 +1,4 @@
-import { OnModuleDestroy } from '@nestjs/common';
+import { Logger, OnModuleDestroy } from '@nestjs/common';
 import {
   BrokenCircuitError,
   circuitBreaker,
@@ -16,19 +16,17 @@ import {
 } from 'cockatiel';
 import http from 'node:http';
 import https from 'node:https';
+import type { Registry } from 'prom-client';
+import type { z } from 'zod';
 import { CircuitBreakerState, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
-import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
-import {
-  digestHeaders,
-  HLR_PATHS,
-  HlrLookupResponse,
-  lineTypeFromUpstream,
-  MnpLookupResponse,
-  NtLookupResponse,
-} from './hlr-lookups.protocol';
+import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
+import { networkStatusFrom, numberTypeFrom, portabilityFrom, UpstreamFailure, UpstreamTally } from './hlr-lookups.answers';
+import { digestHeaders, HLR_PATHS } from './hlr-lookups.protocol';
+import { registerUpstreamTallyMetrics } from './hlr-lookups.metrics';
+import { errorAnswer, firstIssue, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from './hlr-lookups.schema';
 
 export interface HlrLookupsOptions {
-  /** API base, e.g. https://api.hlr-lookups.com/api/v2 (no trailing slash). */
+  /** API base, e.g. https://www.hlr-lookups.com/api/v2 (no trailing slash). */
   baseUrl: string;
   key: string;
   secret: string;
@@ -51,16 +49,22 @@ const CONNECTION_ERROR_CODES = new Set([
   'ECONNABORTED',
 ]);
 
-class UpstreamConnectionError extends ProviderUnavailableError {
+class UpstreamConnectionError extends UpstreamFailure {
   constructor(message: string) {
-    super(message, 'network');
+    super(message, 'network', 'network');
   }
 }
 
+/** Longest wait a 429's Retry-After can impose on us (a wrong header must not stop lookups for hours). */
+const MAX_RATE_LIMIT_WAIT_MS = 60_000;
+
 /**
  * The real upstream: HLR Lookups API v2 over HTTP(S) with keep-alive, every request HMAC-signed.
- * Each call runs inside circuit breaker → retry (connection errors only) → timeout (per attempt).
- * Every failure leaves as ProviderUnavailableError with a reason.
+ * Each call runs inside circuit breaker → retry (connection errors only) → timeout (per attempt);
+ * each answer is then checked against the documented schema and mapped (hlr-lookups.answers.ts).
+ * A lookup the upstream could not complete, or an answer that breaks the schema, is a failure for
+ * this call only (it does not count towards the breaker). After a 429 no request is sent until its
+ * Retry-After has passed. Every failure leaves as ProviderUnavailableError with a reason.
  */
 export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy {
   readonly name = 'hlr-lookups';
@@ -72,6 +76,12 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   readonly breaker: CircuitBreakerPolicy;
   private readonly policy;
   private readonly probePolicy;
+  /** Upstream cost and failures, read by /metrics at scrape time. */
+  readonly tally = new UpstreamTally();
+  private readonly logger = new Logger('HlrLookupsAdapter');
+  /** Schema breaks already logged (endpoint and field): one line each, not one per call. */
+  private readonly loggedBreaks = new Set<string>();
+  private rateLimitedUntil = 0;
 
   constructor(private readonly options: HlrLookupsOptions) {
     super();
@@ -98,20 +108,15 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
-    const answer = await this.call<HlrLookupResponse>('POST', HLR_PATHS.hlrLookup, { msisdn: e164 });
-    const status = toConnectionStatus(answer.connectivity_status);
-    if (answer.connectivity_status === 'INVALID_MSISDN') return { status, carrier: null };
-    return { status, carrier: currentNetwork(answer) };
+    return this.lookup(HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusFrom);
   }
 
   async numberType(e164: string): Promise<NumberTypeAnswer> {
-    const answer = await this.call<NtLookupResponse>('POST', HLR_PATHS.ntLookup, { number: e164 });
-    return { lineType: answer.is_valid === false ? 'UNKNOWN' : lineTypeFromUpstream(answer.number_type) };
+    return this.lookup(HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, numberTypeFrom);
   }
 
   async portability(e164: string): Promise<PortabilityAnswer> {
-    const answer = await this.call<MnpLookupResponse>('POST', HLR_PATHS.mnpLookup, { msisdn: e164 });
-    return { isPorted: answer.is_ported === true, carrier: currentNetwork(answer) };
+    return this.lookup(HLR_PATHS.mnpLookup, { msisdn: e164 }, mnpLookupAnswer, portabilityFrom);
   }
 
   /** GET /auth-test with the timeout only: reachability and credentials, whatever the breaker says. */
@@ -123,18 +128,70 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     }
   }
 
+  override registerMetrics(registers: Registry[]): void {
+    registerUpstreamTallyMetrics(registers, this.tally);
+  }
+
   onModuleDestroy(): void {
     this.agent.destroy();
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, payload: object | undefined): Promise<T> {
+  /** One lookup: the HTTP call, the schema check, then the mapping; every failure tallied once. */
+  private async lookup<A extends { cost: string; error_code?: number | null }, R>(
+    path: string,
+    payload: object,
+    schema: z.ZodType<A>,
+    map: (answer: A) => R,
+  ): Promise<R> {
+    try {
+      const answer = this.parse(path, schema, await this.call(path, payload));
+      this.tally.addCost(path, answer.cost);
+      const result = map(answer);
+      // A completed lookup may carry an error_code as context: the answer stands, the code is counted.
+      if (answer.error_code !== null && answer.error_code !== undefined) this.tally.addFailure(path, 'error_code');
+      return result;
+    } catch (error) {
+      const failure = error instanceof ProviderUnavailableError ? error : toUnavailable(error, this.options.timeoutMs);
+      this.tally.addFailure(path, failure instanceof UpstreamFailure ? failure.kind : failure.reason);
+      throw failure;
+    }
+  }
+
+  private async call(path: string, payload: object): Promise<unknown> {
+    const waitMs = this.rateLimitedUntil - Date.now();
+    if (waitMs > 0) {
+      throw new UpstreamFailure(`upstream rate limit: asked to wait ${Math.ceil(waitMs / 1000)} s more (HTTP 429)`, 'upstream_error', 'rate_limit_wait');
+    }
     try {
       // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const parent = new AbortController().signal;
-      return (await this.policy.execute(({ signal }) => this.send(method, path, payload, signal), parent)) as T;
+      return await this.policy.execute(({ signal }) => this.send('POST', path, payload, signal), parent);
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
+  }
+
+  private parse<A>(path: string, schema: z.ZodType<A>, body: unknown): A {
+    const parsed = schema.safeParse(body);
+    if (parsed.success) return parsed.data;
+    const { field, problem } = firstIssue(parsed.error);
+    this.logBreakOnce(path, field, problem);
+    throw new UpstreamFailure(`upstream ${path} answer does not match the documented schema at ${field}`, 'upstream_error', 'invalid_answer');
+  }
+
+  private logBreakOnce(path: string, field: string, problem: string): void {
+    const key = `${path} ${field}`;
+    if (this.loggedBreaks.has(key) || this.loggedBreaks.size >= 100) return;
+    this.loggedBreaks.add(key);
+    this.logger.error(`upstream ${path} answer does not match the documented schema at ${field}: ${problem} (logged once per field)`);
+  }
+
+  /** After a 429, hold requests back for its Retry-After (seconds, or an HTTP date), capped. */
+  private holdForRateLimit(retryAfter: string | undefined): number {
+    const seconds = retryAfter === undefined ? NaN : /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : (Date.parse(retryAfter) - Date.now()) / 1000;
+    const waitMs = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_RATE_LIMIT_WAIT_MS) : 1000;
+    this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + waitMs);
+    return Math.ceil(waitMs / 1000);
   }
 
   private send(method: 'GET' | 'POST', path: string, payload: object | undefined, signal: AbortSignal): Promise<unknown> {
@@ -165,17 +222,27 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
           response.on('error', (error) => reject(new ProviderUnavailableError(`upstream response broken: ${error.message}`, 'network')));
           response.on('end', () => {
             const status = response.statusCode ?? 0;
-            if (status === 401 || status === 403) {
-              return reject(new ProviderUnavailableError(`upstream refused the credentials (HTTP ${status} on ${path})`, 'unauthorized'));
-            }
-            if (status < 200 || status >= 300) {
-              return reject(new ProviderUnavailableError(`upstream answered HTTP ${status} on ${path}`, 'upstream_error'));
-            }
+            let body: unknown;
             try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+              body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
             } catch {
-              reject(new ProviderUnavailableError(`upstream sent invalid JSON on ${path}`, 'upstream_error'));
+              body = undefined;
             }
+            if (status >= 200 && status < 300) {
+              // GET /auth-test: the status is the answer (the SDK READMEs check the 200 only).
+              if (body !== undefined || method === 'GET') return resolve(body);
+              this.logBreakOnce(path, '(body)', 'not JSON, or cut short');
+              return reject(new UpstreamFailure(`upstream sent invalid JSON on ${path}`, 'upstream_error', 'invalid_answer'));
+            }
+            const said = upstreamMessage(body);
+            if (status === 401 || status === 403) {
+              return reject(new UpstreamFailure(`upstream refused the credentials (HTTP ${status} on ${path}${said})`, 'unauthorized', `http_${status}`));
+            }
+            if (status === 429) {
+              const seconds = this.holdForRateLimit(response.headers['retry-after']);
+              return reject(new UpstreamFailure(`upstream rate limit (HTTP 429 on ${path}${said}): waiting ${seconds} s`, 'upstream_error', 'rate_limited'));
+            }
+            reject(new UpstreamFailure(`upstream answered HTTP ${status} on ${path}${said}`, 'upstream_error', `http_${status}`));
           });
         },
       );
@@ -191,24 +258,14 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 }
 
-function toConnectionStatus(upstream: unknown): ConnectionStatus {
-  switch (upstream) {
-    case 'CONNECTED':
-      return 'CONNECTED';
-    case 'ABSENT':
-    case 'INVALID_MSISDN':
-      return 'ABSENT';
-    default:
-      return 'UNDETERMINED';
-  }
-}
-
-function currentNetwork(answer: { is_ported?: boolean; ported_network_name?: string | null; original_network_name?: string | null }): string | null {
-  const name = answer.is_ported ? (answer.ported_network_name ?? answer.original_network_name) : answer.original_network_name;
-  // An upstream string is stored (jsonb refuses NUL) and shown to clients: keep it printable and short.
-  // eslint-disable-next-line no-control-regex -- removing control characters is the point
-  const clean = typeof name === 'string' ? name.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 120) : '';
-  return clean !== '' ? clean : null;
+/** The upstream's own words from an error body, for the log line (never shown to customers). */
+function upstreamMessage(body: unknown): string {
+  const parsed = errorAnswer.safeParse(body);
+  if (!parsed.success) return '';
+  const first = parsed.data.errors[0];
+  const message = typeof first === 'string' ? first : (first.message ?? first.code ?? '');
+  // eslint-disable-next-line no-control-regex -- an upstream string goes into our logs: keep it one short line
+  return message ? `: ${message.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 200)}` : '';
 }
 
 function toUnavailable(error: unknown, timeoutMs: number): ProviderUnavailableError {

@@ -1,5 +1,5 @@
 import { LINE_TYPES } from '../lookup.types';
-import { digestHeaders, digestSignature, lineTypeFromUpstream, UPSTREAM_NUMBER_TYPES, upstreamNumberType } from './hlr-lookups.protocol';
+import { brandName, digestHeaders, digestSignature, lineTypeFromUpstream, UPSTREAM_NUMBER_TYPES, upstreamNumberType } from './hlr-lookups.protocol';
 
 describe('HLR Lookups request signing', () => {
   // Vectors computed outside this code base:
@@ -57,5 +57,37 @@ describe('number_type → LineType', () => {
 
   it('maps every upstream word to a contract LineType', () => {
     for (const lineType of Object.values(UPSTREAM_NUMBER_TYPES)) expect(LINE_TYPES).toContain(lineType);
+  });
+});
+
+describe('upstream operator name → the brand a customer expects', () => {
+  it.each([
+    // The documented MNP example (docs/upstream-hlr-lookups.md).
+    ['T-Mobile US:6529 - SVR/2', 'T-Mobile US'],
+    ['Verizon Wireless:6006 - SVR/2', 'Verizon Wireless'],
+    // The documented HLR example: already clean.
+    ['T-Mobile US', 'T-Mobile US'],
+    ['Verizon Wireless', 'Verizon Wireless'],
+    // The same suffix on other operators, spacing variants, a suffix without its route part.
+    ['AT&T Wireless:6214 - SVR/2', 'AT&T Wireless'],
+    ['Vodafone UK : 1234 - SVR/3', 'Vodafone UK'],
+    ['Three:2342', 'Three'],
+    ['Telefónica Móviles España:5331 - SVR/2', 'Telefónica Móviles España'],
+    // Names that merely contain a colon or digits keep them.
+    ['O2 (UK)', 'O2 (UK)'],
+    ['1&1 Drillisch', '1&1 Drillisch'],
+    ['Operator: Mobile', 'Operator: Mobile'],
+    // Control characters, blanks, nothing left.
+    ['  EE\u0000 Limited\n', 'EE Limited'],
+    [':6529 - SVR/2', null],
+    ['   ', null],
+    [null, null],
+    [undefined, null],
+  ])('%p → %p', (upstream, brand) => {
+    expect(brandName(upstream)).toBe(brand);
+  });
+
+  it('keeps a brand short (120 characters at most)', () => {
+    expect(brandName(`${'x'.repeat(200)}:1234 - SVR/2`)).toBe('x'.repeat(120));
   });
 });

@@ -3,14 +3,18 @@ import { LINE_TYPES, LineType } from '../lookup.types';
 
 /**
  * The parts of the HLR Lookups API v2 protocol (hlr-lookups.com) that the adapter and the upstream
- * simulator must agree on: endpoint paths, request signing, response shapes and the number-type
- * vocabulary. Kept free of Nest and I/O so both sides import the same definitions.
+ * simulator must agree on: endpoint paths, request signing, operator names and the number-type
+ * vocabulary (the answer shapes are in hlr-lookups.schema.ts). Kept free of Nest and I/O so both
+ * sides import the same definitions; docs/upstream-hlr-lookups.md says where each comes from.
  */
 export const HLR_PATHS = {
   hlrLookup: '/hlr-lookup',
   ntLookup: '/nt-lookup',
   mnpLookup: '/mnp-lookup',
   authTest: '/auth-test',
+  balance: '/balance',
+  ping: '/ping',
+  time: '/time',
 } as const;
 
 export const DIGEST_HEADERS = {
@@ -43,43 +47,22 @@ export function digestHeaders(
   };
 }
 
-export type UpstreamConnectivityStatus = 'CONNECTED' | 'ABSENT' | 'INVALID_MSISDN' | 'UNDETERMINED';
-
-/** POST /hlr-lookup `{ msisdn }` (the fields we read, plus a few the real API also sends). */
-export interface HlrLookupResponse {
-  id: string;
-  msisdn: string;
-  connectivity_status: UpstreamConnectivityStatus;
-  mccmnc: string | null;
-  original_network_name: string | null;
-  original_country_code: string | null;
-  is_ported: boolean;
-  ported_network_name: string | null;
-  is_roaming: boolean;
-  timestamp: string;
-}
-
-/** POST /nt-lookup `{ number }`. */
-export interface NtLookupResponse {
-  id: string;
-  number: string;
-  number_type: string;
-  query_status: 'OK' | 'FAILED';
-  is_valid: boolean;
-  original_network_name: string | null;
-  original_country_code: string | null;
-  timestamp: string;
-}
-
-/** POST /mnp-lookup `{ msisdn }`. */
-export interface MnpLookupResponse {
-  id: string;
-  msisdn: string;
-  query_status: 'OK' | 'FAILED';
-  is_ported: boolean;
-  original_network_name: string | null;
-  ported_network_name: string | null;
-  timestamp: string;
+/**
+ * The brand a customer expects from an upstream network name. The upstream appends its own routing
+ * detail to some names (the documented MNP example says "T-Mobile US:6529 - SVR/2"): everything from
+ * a colon followed by digits is that detail. Control characters go too (the name is stored as jsonb,
+ * which refuses NUL, and shown to clients), and the result is kept short. Null when nothing is left.
+ */
+export function brandName(upstreamName: string | null | undefined): string | null {
+  if (typeof upstreamName !== 'string') return null;
+  const brand = upstreamName
+    // eslint-disable-next-line no-control-regex -- removing control characters is the point
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/\s*:\s*\d+(\s*-.*)?$/, '')
+    .trim()
+    .slice(0, 120)
+    .trim();
+  return brand !== '' ? brand : null;
 }
 
 /**
