@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import * as addresses from '../src/bulk/callback-address';
-import { CallbackClient, CallbackFailedError } from '../src/bulk/callback.client';
+import * as addresses from '../src/common/callback-address';
+import { CallbackClient, CallbackFailedError } from '../src/webhooks/callback.client';
 import { createAccount } from './factories/accounts';
 import { ledgerState } from './helpers/ledger';
 import { startTestApp, TestApp } from './helpers/test-app';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { verifyCallback } from '../src/bulk/callback-signature';
+import { verifyCallback } from '../src/webhooks/callback-signature';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
 import { distinctNumbers, waitForBulkJob } from './helpers/bulk';

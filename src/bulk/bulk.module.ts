@@ -8,7 +8,7 @@ import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
 import { BulkService } from './bulk.service';
-import { CallbackClient } from './callback.client';
+import { CallbackClient } from '../webhooks/callback.client';
 
 @Module({
   imports: [SettingsModule, CreditsModule, ProviderModule],

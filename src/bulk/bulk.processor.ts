@@ -8,7 +8,7 @@ import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
-import { CallbackClient } from './callback.client';
+import { CallbackClient } from '../webhooks/callback.client';
 import { ConcurrencyLimit } from './concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =

@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { SettingsService } from '../settings/settings.service';
 import { BulkJob, BulkJobsRepository, IdempotencyKeyTaken } from './bulk-jobs.repository';
-import { refusedCallbackHost } from './callback-address';
+import { refusedCallbackHost } from '../common/callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
-import { publicOnlyLookup, refusedCallbackHost } from './callback-address';
+import { publicOnlyLookup, refusedCallbackHost } from '../common/callback-address';
 import { signCallback } from './callback-signature';
 
 export class CallbackFailedError extends Error {}
