@@ -2,7 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Customer controls (docs in README "Credits and billing"):
- * - account settings: a daily spending cap, a low-balance threshold and a webhook URL;
+ * - account settings: a daily spending cap, a low-balance threshold (and whether its alert has fired
+ *   since it was last re-armed) and a webhook URL;
  * - bulk jobs: the freshness asked for (`max_age`), the Idempotency-Key that created the job and the
  *   hash of its request (one job per key and account: a retry finds it, a reservation is never made twice);
  * - bulk entries: the client's reference, echoed in results;
@@ -18,7 +19,10 @@ export class CustomerControls1764400000000 implements MigrationInterface {
       ALTER TABLE account_settings
         ADD COLUMN daily_credit_limit    bigint CONSTRAINT account_settings_daily_credit_limit CHECK (daily_credit_limit >= 0),
         ADD COLUMN low_balance_threshold bigint CONSTRAINT account_settings_low_balance_threshold CHECK (low_balance_threshold >= 0),
-        ADD COLUMN webhook_url           varchar(2048)`);
+        ADD COLUMN webhook_url           varchar(2048),
+        -- set by the charge that crossed the threshold (one balance.low), cleared by a top-up or adjustment
+        -- that leaves the balance at or above it, or by a new threshold
+        ADD COLUMN low_balance_alerted   boolean NOT NULL DEFAULT false`);
 
     await q.query(`
       ALTER TABLE bulk_jobs
@@ -53,6 +57,8 @@ export class CustomerControls1764400000000 implements MigrationInterface {
     await q.query(`
       ALTER TABLE bulk_jobs DROP CONSTRAINT bulk_jobs_idempotency_hash, DROP CONSTRAINT bulk_jobs_idempotency_key_unique,
         DROP COLUMN request_hash, DROP COLUMN idempotency_key, DROP COLUMN max_age_seconds`);
-    await q.query(`ALTER TABLE account_settings DROP COLUMN webhook_url, DROP COLUMN low_balance_threshold, DROP COLUMN daily_credit_limit`);
+    await q.query(
+      `ALTER TABLE account_settings DROP COLUMN low_balance_alerted, DROP COLUMN webhook_url, DROP COLUMN low_balance_threshold, DROP COLUMN daily_credit_limit`,
+    );
   }
 }

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { verifyCallback } from '../src/webhooks/callback-signature';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
@@ -12,28 +10,7 @@ import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
 import { eventually } from './helpers/eventually';
-
-interface ReceivedCall {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A callback receiver on a free local port that answers `statuses` in turn (then 200). */
-async function startReceiver(statuses: number[] = []): Promise<{ url: string; calls: ReceivedCall[]; close: () => Promise<void> }> {
-  const calls: ReceivedCall[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      calls.push({ headers: req.headers, body });
-      res.writeHead(statuses.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks/bulk`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
+import { startReceiver } from './helpers/receiver';
 
 describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', () => {
   let simulator: UpstreamSimulator;

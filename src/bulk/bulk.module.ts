@@ -2,17 +2,17 @@ import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module';
 import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
 import { BulkMetrics } from './bulk-metrics';
 import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
 import { BulkService } from './bulk.service';
-import { CallbackClient } from '../webhooks/callback.client';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, ProviderModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, CallbackClient, BulkMetrics],
+  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
 })
 export class BulkModule {}

@@ -9,6 +9,7 @@ import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
 import { CallbackClient } from '../webhooks/callback.client';
+import { EventsService } from '../webhooks/events.service';
 import { ConcurrencyLimit } from './concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =
@@ -41,6 +42,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
     private readonly credits: CreditsService,
     private readonly settings: SettingsService,
     private readonly callbacks: CallbackClient,
+    private readonly events: EventsService,
     config: AppConfig,
   ) {
     this.limit = new ConcurrencyLimit(config.bulk.concurrency);
@@ -130,8 +132,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
   /**
    * Once every entry has its answer: refund the failed lookups (one REFUND of the reservation,
    * exactly once), then mark the job completed (so a client that sees `completed` sees the final
-   * balance), then queue the callback. Each step is idempotent, so any chunk may run it, as often
-   * as a crash makes it.
+   * balance), then queue the callback (to callback_url, or as a bulk.completed event to the account's
+   * webhook_url). Each step is idempotent, so any chunk may run it, as often as a crash makes it.
    */
   private async finish(job: BulkJob): Promise<void> {
     const { pending, failed } = await this.jobs.outcomeCounts(job.id);
@@ -145,5 +147,6 @@ export class BulkProcessor implements OnApplicationBootstrap {
     const completedNow = await this.jobs.markCompleted(job.id);
     if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failed} lookup(s) failed`);
     if (job.callbackUrl) await this.queue.enqueueWebhook(job.id);
+    else if (await this.settings.webhookUrl(job.accountId)) await this.events.bulkCompleted(job.accountId, { id: job.id, status: 'completed', total: job.total });
   }
 }

@@ -38,6 +38,8 @@ export class AppConfig {
     queueSchema: string;
     webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
+  /** Account events: delivered with the bulk callbacks' timeout, retries and address rule. */
+  readonly events: { pollIntervalMs: number };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
     this.environment = env.NODE_ENV;
@@ -98,6 +100,7 @@ export class AppConfig {
         allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
     };
+    this.events = { pollIntervalMs: env.EVENTS_POLL_INTERVAL_MS };
     // The sweep must never take a call that is still running for an abandoned one (it would refund a
     // call that then answers, and free its Idempotency-Key for a second charge).
     const longestCallSeconds = ((this.provider.retries + 1) * this.provider.timeoutMs) / 1000 + 5;

@@ -38,6 +38,24 @@ const UNIQUE_VIOLATION = '23505';
 const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
 
 /**
+ * CTEs that, in the statement of a charge, record one `balance.low` account event (the outbox of
+ * webhooks/) when the charge takes the balance of account $1 from at or above its
+ * low_balance_threshold to below it, and mark the alert as sent: no second event until a top-up
+ * re-arms it (`credit`). `before` and `after` are SQL expressions over `source`.
+ */
+function lowBalanceAlert(source: string, before: string, after: string): string {
+  return `low AS (
+         UPDATE account_settings s SET low_balance_alerted = true FROM ${source}
+          WHERE s.account_id = $1 AND NOT s.low_balance_alerted AND s.low_balance_threshold IS NOT NULL
+            AND ${before} >= s.low_balance_threshold AND ${after} < s.low_balance_threshold
+         RETURNING s.low_balance_threshold AS threshold, ${after} AS balance),
+       alert AS (
+         INSERT INTO account_events (account_id, type, payload)
+         SELECT $1, 'balance.low', jsonb_build_object('account_id', $1::text, 'balance', low.balance, 'threshold', low.threshold) FROM low
+         RETURNING 1)`;
+}
+
+/**
  * Every change of a balance, as ONE statement that moves accounts.balance and appends the ledger
  * row together: atomic without an explicit transaction, and it cannot overdraw (the WHERE clause
  * and the CHECK constraint) nor be written twice (the unique reference).
@@ -55,7 +73,10 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
       `WITH moved AS (
-         UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 >= 0 RETURNING id, balance)
+         UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 >= 0 RETURNING id, balance),
+       rearm AS (
+         UPDATE account_settings s SET low_balance_alerted = false FROM moved
+          WHERE s.account_id = moved.id AND s.low_balance_alerted AND moved.balance >= s.low_balance_threshold RETURNING 1)
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, reason, actor, settled_at)
        SELECT id, $3, $2, balance, $4, $5, $6, now() FROM moved
        RETURNING id, balance_after`,
@@ -88,7 +109,8 @@ export class CreditsRepository {
           WHERE call.ordinal * $2::bigint <= account.balance),
        debit AS (
          UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted)
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id)
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
+       ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')}
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
        SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source
          FROM accepted, debit ORDER BY accepted.ordinal
@@ -112,7 +134,8 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
       `WITH debit AS (
-         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance)
+         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance),
+       ${lowBalanceAlert('debit', 'debit.balance + $2::bigint', 'debit.balance')}
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, source, reason, settled_at)
        SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5, now() FROM debit
        RETURNING id, balance_after`,

@@ -17,6 +17,22 @@ export class AccountSettings {
   @Column({ name: 'webhook_secret', type: 'varchar', length: 64 })
   webhookSecret: string;
 
+  /** Credits the account may be charged per UTC day; null: no cap. Enforced by the charge statements. */
+  @Column({ name: 'daily_credit_limit', type: 'bigint', nullable: true, transformer: { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) } })
+  dailyCreditLimit: number | null;
+
+  /** A charge taking the balance from at or above this to below it records a balance.low event; null: none. */
+  @Column({ name: 'low_balance_threshold', type: 'bigint', nullable: true, transformer: { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) } })
+  lowBalanceThreshold: number | null;
+
+  /** Set by the charge that crossed the threshold; cleared by a top-up back at or above it, or a new threshold. */
+  @Column({ name: 'low_balance_alerted', type: 'boolean', default: false })
+  lowBalanceAlerted: boolean;
+
+  /** Where account events (balance.low, bulk.completed without a callback_url) are POSTed, signed; null: nowhere. */
+  @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
+  webhookUrl: string | null;
+
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
 }

@@ -5,6 +5,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { columnsFromChecks, EnabledChecks } from '../checks/checks';
 import { AccountSettings } from './account-settings.entity';
 
+export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
+
 @Injectable()
 export class SettingsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -21,8 +23,16 @@ export class SettingsRepository {
     return this.db.getRepository(AccountSettings).findOneBy({ accountId });
   }
 
-  async updateChecks(accountId: string, checks: Partial<EnabledChecks>): Promise<void> {
-    const changes = columnsFromChecks(checks);
+  /** Checks and controls in one UPDATE; only what is given changes (null clears a control). */
+  async update(accountId: string, checks: Partial<EnabledChecks>, controls: Partial<AccountControls>): Promise<void> {
+    const changes: Partial<AccountSettings> = { ...columnsFromChecks(checks) };
+    if (controls.dailyCreditLimit !== undefined) changes.dailyCreditLimit = controls.dailyCreditLimit;
+    if (controls.lowBalanceThreshold !== undefined) {
+      // A new threshold re-arms its alert.
+      changes.lowBalanceThreshold = controls.lowBalanceThreshold;
+      changes.lowBalanceAlerted = false;
+    }
+    if (controls.webhookUrl !== undefined) changes.webhookUrl = controls.webhookUrl;
     if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
   }
 }

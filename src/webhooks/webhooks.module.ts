@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { SettingsModule } from '../settings/settings.module';
+import { CallbackClient } from './callback.client';
+import { EventsController } from './events.controller';
+import { EventsDispatcher } from './events.dispatcher';
+import { EventsRepository } from './events.repository';
+import { EventsService } from './events.service';
+
+/** Signed deliveries to customers' URLs: the client bulk callbacks use, and the account events outbox. */
+@Module({
+  imports: [SettingsModule],
+  controllers: [EventsController],
+  providers: [CallbackClient, EventsRepository, EventsService, EventsDispatcher],
+  exports: [CallbackClient, EventsService],
+})
+export class WebhooksModule {}
