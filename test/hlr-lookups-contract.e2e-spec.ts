@@ -115,6 +115,17 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
   });
 
   it.each([
+    ['HLR', null, '/hlr-lookup', { status: 'CONNECTED', carrier: null }],
+    ['HLR', ':1234 - SVR/2', '/hlr-lookup', { status: 'CONNECTED', carrier: null }],
+    ['MNP', null, '/mnp-lookup', { isPorted: true, carrier: null }],
+    ['MNP', ':1234 - SVR/2', '/mnp-lookup', { isPorted: true, carrier: null }],
+  ])('answers a ported %s number whose new operator is unknown (ported_network_name %p) with no carrier, never the one it left', async (_lookup, portedName, path, expected) => {
+    upstream.bodies.set(path, answer(path === '/hlr-lookup' ? HLR : MNP, { is_ported: true, ported_network_name: portedName }));
+    const work = path === '/hlr-lookup' ? adapter.networkStatus('+14156226819') : adapter.portability('+14156226819');
+    await expect(work).resolves.toEqual(expected);
+  });
+
+  it.each([
     ['processing_status REJECTED', '/hlr-lookup', answer(HLR, { processing_status: 'REJECTED', connectivity_status: 'UNDETERMINED', error_code: 1 }), 'processing_rejected'],
     ['processing_status FAILED', '/hlr-lookup', answer(HLR, { processing_status: 'FAILED', error_code: 2 }), 'processing_failed'],
     ['an MNP query_status FAILED (even with is_ported: false)', '/mnp-lookup', answer(MNP, { query_status: 'FAILED', is_ported: false, error_code: 2 }), 'query_failed'],
@@ -129,6 +140,34 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
   it('answers an invalid NT number UNKNOWN, not an error', async () => {
     upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, invalid_reason: 'not a number', number_type: 'UNKNOWN' }));
     await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+  });
+
+  describe('an OK NT answer with a number_type we do not know', () => {
+    let warned: jest.SpyInstance;
+    beforeEach(() => (warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined)));
+    afterEach(() => warned.mockRestore());
+
+    it('answers UNKNOWN, counts each one as kind unknown_number_type and logs each distinct word once', async () => {
+      for (const word of ['HOLOGRAM', '', 'HOLOGRAM', 'TELEX\n']) {
+        upstream.bodies.set('/nt-lookup', answer(NT, { number_type: word }));
+        await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+      }
+      expect(adapter.tally.failureCounts()).toEqual([{ path: '/nt-lookup', kind: 'unknown_number_type', count: 4 }]);
+      expect(warned.mock.calls.map((call) => call[0])).toEqual([
+        expect.stringContaining('unknown number_type "HOLOGRAM"'),
+        expect.stringContaining('unknown number_type ""'),
+        expect.stringContaining('unknown number_type "TELEX\\n"'),
+      ]);
+    });
+
+    it('does not count the documented words, nor the word of an invalid number', async () => {
+      upstream.bodies.set('/nt-lookup', answer(NT, { number_type: 'MOBILE' }));
+      await adapter.numberType('+4989702626');
+      upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, number_type: '' }));
+      await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+      expect(adapter.tally.failureCounts()).toEqual([]);
+      expect(warned).not.toHaveBeenCalled();
+    });
   });
 
   describe('an answer off the schema is an upstream failure, logged once with the field that broke', () => {

@@ -212,11 +212,22 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
 
   describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
 
-  it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', () => {
-    // Runs after the table above: its answers went through the schema; none may have broken it.
-    const tally = (m.provider as HlrLookupsAdapter).tally;
-    expect(tally.failureCounts().filter((entry) => entry.kind === 'invalid_answer')).toEqual([]);
-    expect([...tally.costByPath().keys()].sort()).toEqual(['/hlr-lookup', '/mnp-lookup', '/nt-lookup']);
+  it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', async () => {
+    const adapter = m.provider as HlrLookupsAdapter;
+    const invalid = () => adapter.tally.failureCounts().filter((entry) => entry.kind === 'invalid_answer');
+    const invalidBefore = invalid();
+    const costBefore = new Map(adapter.tally.costByPath());
+    for (const number of [UK.normal, UK.absent, UK.undetermined, UK.ported]) {
+      await adapter.networkStatus(number);
+      await adapter.numberType(number);
+      await adapter.portability(number);
+    }
+    expect(invalid()).toEqual(invalidBefore);
+    // Four answers per endpoint, at the simulator's cost (0.0100 HLR, 0.0050 NT and MNP).
+    const added = (path: string) => (adapter.tally.costByPath().get(path) ?? 0) - (costBefore.get(path) ?? 0);
+    expect(added('/hlr-lookup')).toBeCloseTo(0.04, 9);
+    expect(added('/nt-lookup')).toBeCloseTo(0.02, 9);
+    expect(added('/mnp-lookup')).toBeCloseTo(0.02, 9);
   });
 
   it('also works with the real API’s /api/v2 base path', async () => {

@@ -20,10 +20,10 @@ import type { Registry } from 'prom-client';
 import type { z } from 'zod';
 import { CircuitBreakerState, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
-import { networkStatusFrom, numberTypeFrom, portabilityFrom, UpstreamFailure, UpstreamTally } from './hlr-lookups.answers';
-import { digestHeaders, HLR_PATHS } from './hlr-lookups.protocol';
+import { networkStatusFrom, numberTypeFrom, portabilityFrom, unknownNumberType, UpstreamFailure, UpstreamTally } from './hlr-lookups.answers';
+import { digestHeaders, HLR_PATHS, rateLimitWaitMs } from './hlr-lookups.protocol';
 import { registerUpstreamTallyMetrics } from './hlr-lookups.metrics';
-import { errorAnswer, firstIssue, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from './hlr-lookups.schema';
+import { errorAnswer, firstIssue, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 
 export interface HlrLookupsOptions {
   /** API base, e.g. https://www.hlr-lookups.com/api/v2 (no trailing slash). */
@@ -55,9 +55,6 @@ class UpstreamConnectionError extends UpstreamFailure {
   }
 }
 
-/** Longest wait a 429's Retry-After can impose on us (a wrong header must not stop lookups for hours). */
-const MAX_RATE_LIMIT_WAIT_MS = 60_000;
-
 /**
  * The real upstream: HLR Lookups API v2 over HTTP(S) with keep-alive, every request HMAC-signed.
  * Each call runs inside circuit breaker → retry (connection errors only) → timeout (per attempt);
@@ -79,8 +76,8 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   /** Upstream cost and failures, read by /metrics at scrape time. */
   readonly tally = new UpstreamTally();
   private readonly logger = new Logger('HlrLookupsAdapter');
-  /** Schema breaks already logged (endpoint and field): one line each, not one per call. */
-  private readonly loggedBreaks = new Set<string>();
+  /** What was already logged (a schema break by endpoint and field, an unknown number_type): one line each, not one per call. */
+  private readonly loggedOnce = new Set<string>();
   private rateLimitedUntil = 0;
 
   constructor(private readonly options: HlrLookupsOptions) {
@@ -112,7 +109,11 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   async numberType(e164: string): Promise<NumberTypeAnswer> {
-    return this.lookup(HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, numberTypeFrom);
+    return this.lookup(HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
+      const result = numberTypeFrom(answer);
+      this.noteUnknownNumberType(answer);
+      return result;
+    });
   }
 
   async portability(e164: string): Promise<PortabilityAnswer> {
@@ -180,16 +181,27 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   private logBreakOnce(path: string, field: string, problem: string): void {
-    const key = `${path} ${field}`;
-    if (this.loggedBreaks.has(key) || this.loggedBreaks.size >= 100) return;
-    this.loggedBreaks.add(key);
-    this.logger.error(`upstream ${path} answer does not match the documented schema at ${field}: ${problem} (logged once per field)`);
+    this.logOnce('error', `${path} ${field}`, `upstream ${path} answer does not match the documented schema at ${field}: ${problem} (logged once per field)`);
   }
 
-  /** After a 429, hold requests back for its Retry-After (seconds, or an HTTP date), capped. */
+  /** An unknown number_type is answered UNKNOWN (docs/upstream-hlr-lookups.md), but never silently. */
+  private noteUnknownNumberType(answer: NtLookupAnswer): void {
+    const word = unknownNumberType(answer);
+    if (word === null) return;
+    this.tally.addFailure(HLR_PATHS.ntLookup, 'unknown_number_type');
+    const shown = JSON.stringify(word.slice(0, 40));
+    this.logOnce('warn', `number_type ${shown}`, `upstream ${HLR_PATHS.ntLookup} answered an unknown number_type ${shown}: answered UNKNOWN (logged once per word)`);
+  }
+
+  private logOnce(level: 'error' | 'warn', key: string, message: string): void {
+    if (this.loggedOnce.has(key) || this.loggedOnce.size >= 100) return;
+    this.loggedOnce.add(key);
+    this.logger[level](message);
+  }
+
+  /** After a 429, hold requests back for its Retry-After (rateLimitWaitMs); the whole seconds, for the message. */
   private holdForRateLimit(retryAfter: string | undefined): number {
-    const seconds = retryAfter === undefined ? NaN : /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : (Date.parse(retryAfter) - Date.now()) / 1000;
-    const waitMs = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_RATE_LIMIT_WAIT_MS) : 1000;
+    const waitMs = rateLimitWaitMs(retryAfter, Date.now());
     this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + waitMs);
     return Math.ceil(waitMs / 1000);
   }

@@ -1,6 +1,6 @@
 import { ProviderUnavailableError } from '../lookup-provider';
 import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
-import { brandName, lineTypeFromUpstream } from './hlr-lookups.protocol';
+import { brandName, isKnownNumberType, lineTypeFromUpstream } from './hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 
 /**
@@ -17,6 +17,8 @@ export type UpstreamFailureKind =
   | 'query_failed'
   /** A completed answer that carries an error_code (counted; the answer stands). */
   | 'error_code'
+  /** An OK NT answer for a valid number whose number_type is not a word we know (answered UNKNOWN). */
+  | 'unknown_number_type'
   | ProviderUnavailableError['reason'];
 
 /** A ProviderUnavailableError that says which upstream failure it was (a refunded 503 for the caller). */
@@ -48,6 +50,15 @@ export function numberTypeFrom(answer: NtLookupAnswer): NumberTypeAnswer {
   return { lineType: answer.is_valid === false ? 'UNKNOWN' : lineTypeFromUpstream(answer.number_type) };
 }
 
+/**
+ * The number_type of an OK answer for a valid number that is not in our vocabulary (the upstream may
+ * add words): it is answered UNKNOWN, and the adapter counts and logs it. Null when there is none.
+ */
+export function unknownNumberType(answer: NtLookupAnswer): string | null {
+  if (answer.query_status !== 'OK' || answer.is_valid !== true) return null;
+  return isKnownNumberType(answer.number_type) ? null : (answer.number_type ?? '');
+}
+
 export function portabilityFrom(answer: MnpLookupAnswer): PortabilityAnswer {
   if (answer.query_status !== 'OK') throw queryFailed('MNP', answer.error_code);
   return { isPorted: answer.is_ported === true, carrier: currentNetwork(answer) };
@@ -63,10 +74,13 @@ function queryFailed(lookup: string, errorCode: number | null | undefined): Upst
   return new UpstreamFailure(`upstream ${lookup} lookup FAILED (error_code ${errorCode ?? 'none'})`, 'upstream_error', 'query_failed');
 }
 
-/** The operator serving the number now: the ported-to network when ported, else the original one. */
+/**
+ * The operator serving the number now: when ported, the ported-to network, or null when the upstream
+ * does not name it (never the network the number left: that is not the number's operator any more);
+ * else the original one.
+ */
 function currentNetwork(answer: { is_ported: boolean | null; ported_network_name: string | null; original_network_name?: string | null }): string | null {
-  const original = brandName(answer.original_network_name);
-  return answer.is_ported ? (brandName(answer.ported_network_name) ?? original) : original;
+  return answer.is_ported ? brandName(answer.ported_network_name) : brandName(answer.original_network_name);
 }
 
 /**

@@ -18,7 +18,7 @@ export function registerUpstreamTallyMetrics(registers: Registry[], tally: Upstr
   });
   new Counter({
     name: 'phone_filter_upstream_errors_total',
-    help: 'hlr-lookups upstream failures by endpoint path and kind (http_<status>, rate_limited, invalid_answer, processing_rejected, processing_failed, query_failed, error_code, timeout, network, ...).',
+    help: 'hlr-lookups upstream failures by endpoint path and kind (http_<status>, rate_limited, invalid_answer, processing_rejected, processing_failed, query_failed, error_code, unknown_number_type, timeout, network, ...).',
     labelNames: ['endpoint', 'kind'] as const,
     registers,
     collect() {

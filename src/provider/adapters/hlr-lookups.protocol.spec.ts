@@ -1,5 +1,14 @@
 import { LINE_TYPES } from '../lookup.types';
-import { brandName, digestHeaders, digestSignature, lineTypeFromUpstream, UPSTREAM_NUMBER_TYPES, upstreamNumberType } from './hlr-lookups.protocol';
+import {
+  brandName,
+  digestHeaders,
+  digestSignature,
+  isKnownNumberType,
+  lineTypeFromUpstream,
+  rateLimitWaitMs,
+  UPSTREAM_NUMBER_TYPES,
+  upstreamNumberType,
+} from './hlr-lookups.protocol';
 
 describe('HLR Lookups request signing', () => {
   // Vectors computed outside this code base:
@@ -55,6 +64,18 @@ describe('number_type → LineType', () => {
     expect(lineTypeFromUpstream(upstreamNumberType(lineType))).toBe(lineType);
   });
 
+  it.each([
+    ['LANDLINE', true],
+    [' landline ', true],
+    ['FIXED_LINE', true],
+    ['UNKNOWN', true],
+    ['HOLOGRAM', false],
+    ['', false],
+    [null, false],
+  ])('knows the word %p: %p', (word, known) => {
+    expect(isKnownNumberType(word)).toBe(known);
+  });
+
   it('maps every upstream word to a contract LineType', () => {
     for (const lineType of Object.values(UPSTREAM_NUMBER_TYPES)) expect(LINE_TYPES).toContain(lineType);
   });
@@ -81,6 +102,17 @@ describe('upstream operator name → the brand a customer expects', () => {
     ['  EE\u0000 Limited\n', 'EE Limited'],
     [':6529 - SVR/2', null],
     ['   ', null],
+    // Trailing blanks after the suffix do not keep it.
+    ['T-Mobile US:6529 ', 'T-Mobile US'],
+    ['T-Mobile US:6529 - SVR/2 \t', 'T-Mobile US'],
+    // Invisible-only names (format characters: zero-width, bidi controls, BOM) are no name.
+    ['\u200b', null],
+    ['\u202e', null],
+    ['\u200b\u202e\ufeff :1234', null],
+    ['Voda\u200bfone\u202e', 'Vodafone'],
+    // A lone surrogate from upstream (jsonb refuses it) becomes U+FFFD; a pair is kept.
+    ['Orange\ud800', 'Orange\ufffd'],
+    ['Orange \ud83d\udcf1', 'Orange \ud83d\udcf1'],
     [null, null],
     [undefined, null],
   ])('%p → %p', (upstream, brand) => {
@@ -89,5 +121,32 @@ describe('upstream operator name → the brand a customer expects', () => {
 
   it('keeps a brand short (120 characters at most)', () => {
     expect(brandName(`${'x'.repeat(200)}:1234 - SVR/2`)).toBe('x'.repeat(120));
+  });
+
+  it('cuts at 120 code points, never inside a surrogate pair', () => {
+    const brand = brandName(`${'x'.repeat(119)}${'\u{1F4F1}'.repeat(5)}`);
+    expect(brand).toBe(`${'x'.repeat(119)}\u{1F4F1}`);
+    expect(brand?.isWellFormed()).toBe(true);
+    expect(brandName('\u{1F4F1}'.repeat(200))).toBe('\u{1F4F1}'.repeat(120));
+  });
+});
+
+describe('429 Retry-After → how long no request is sent', () => {
+  const NOW = Date.parse('2026-01-01T00:00:00Z');
+  it.each([
+    ['seconds', '5', 5_000],
+    ['seconds with blanks', ' 7 ', 7_000],
+    ['seconds past the cap', '3600', 60_000],
+    ['an absurd number of seconds', '99999999999999999999999', 60_000],
+    ['an HTTP date 30 s ahead', 'Thu, 01 Jan 2026 00:00:30 GMT', 30_000],
+    ['an HTTP date an hour ahead', 'Thu, 01 Jan 2026 01:00:00 GMT', 60_000],
+    ['an HTTP date in the past', 'Wed, 31 Dec 2025 23:59:00 GMT', 1_000],
+    ['zero', '0', 1_000],
+    ['a negative number', '-5', 1_000],
+    ['garbage', 'soon', 1_000],
+    ['empty', '', 1_000],
+    ['no header', undefined, 1_000],
+  ])('%s (%p) → %p ms', (_name, header, waitMs) => {
+    expect(rateLimitWaitMs(header, NOW)).toBe(waitMs);
   });
 });

@@ -47,22 +47,40 @@ export function digestHeaders(
   };
 }
 
+/** The longest brand we keep, in code points (a cut never splits a character). */
+const MAX_BRAND_CODE_POINTS = 120;
+
 /**
  * The brand a customer expects from an upstream network name. The upstream appends its own routing
  * detail to some names (the documented MNP example says "T-Mobile US:6529 - SVR/2"): everything from
- * a colon followed by digits is that detail. Control characters go too (the name is stored as jsonb,
- * which refuses NUL, and shown to clients), and the result is kept short. Null when nothing is left.
+ * a colon followed by digits is that detail. The name is stored as jsonb, which refuses NUL and lone
+ * surrogates, and shown to clients: control and format characters (\p{Cc}, \p{Cf}: zero-width spaces,
+ * bidi overrides) go, a lone surrogate becomes U+FFFD, and the result is cut to 120 code points.
+ * Null when nothing visible is left.
  */
 export function brandName(upstreamName: string | null | undefined): string | null {
   if (typeof upstreamName !== 'string') return null;
-  const brand = upstreamName
-    // eslint-disable-next-line no-control-regex -- removing control characters is the point
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .replace(/\s*:\s*\d+(\s*-.*)?$/, '')
+  const cleaned = upstreamName
+    .toWellFormed()
+    .replace(/[\p{Cc}\p{Cf}]/gu, '')
     .trim()
-    .slice(0, 120)
+    .replace(/\s*:\s*\d+(\s*-.*)?$/, '')
     .trim();
+  const brand = Array.from(cleaned).slice(0, MAX_BRAND_CODE_POINTS).join('').trim();
   return brand !== '' ? brand : null;
+}
+
+/** Longest wait a 429's Retry-After can impose on us (a wrong header must not stop lookups for hours). */
+const MAX_RATE_LIMIT_WAIT_MS = 60_000;
+
+/**
+ * How long to send nothing after a 429: its Retry-After in seconds or as an HTTP date (relative to
+ * `nowMs`), at most 60 s; 1 s when the header is missing, zero, in the past or unreadable.
+ */
+export function rateLimitWaitMs(retryAfter: string | undefined, nowMs: number): number {
+  const text = retryAfter?.trim() ?? '';
+  const seconds = /^\d+$/.test(text) ? Number(text) : text === '' ? NaN : (Date.parse(text) - nowMs) / 1000;
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds * 1000, MAX_RATE_LIMIT_WAIT_MS) : 1000;
 }
 
 /**
@@ -93,6 +111,13 @@ export const UPSTREAM_NUMBER_TYPES = {
 export type UpstreamNumberType = keyof typeof UPSTREAM_NUMBER_TYPES;
 
 const CONTRACT_NAMES: ReadonlySet<string> = new Set(LINE_TYPES);
+
+/** Whether a number_type is one of the words above (or a contract name): anything else is read as UNKNOWN. */
+export function isKnownNumberType(numberType: unknown): boolean {
+  if (typeof numberType !== 'string') return false;
+  const word = numberType.trim().toUpperCase();
+  return word in UPSTREAM_NUMBER_TYPES || CONTRACT_NAMES.has(word);
+}
 
 export function lineTypeFromUpstream(numberType: unknown): LineType {
   if (typeof numberType !== 'string') return 'UNKNOWN';
