@@ -2,6 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Customer controls (docs in README "Credits and billing"):
+ * - accounts: a sequence number, the key of the admin's paged account listing;
  * - account settings: a daily spending cap, a low-balance threshold (and whether its alert has fired
  *   since it was last re-armed) and a webhook URL;
  * - bulk jobs: the freshness asked for (`max_age`), the Idempotency-Key that created the job and the
@@ -15,6 +16,8 @@ export class CustomerControls1764400000000 implements MigrationInterface {
   name = 'CustomerControls1764400000000';
 
   async up(q: QueryRunner): Promise<void> {
+    // The key of the admin's account listing (the one keyset pager pages on a bigint), newest last.
+    await q.query(`ALTER TABLE accounts ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY CONSTRAINT accounts_seq_unique UNIQUE`);
     await q.query(`
       ALTER TABLE account_settings
         ADD COLUMN daily_credit_limit    bigint CONSTRAINT account_settings_daily_credit_limit CHECK (daily_credit_limit >= 0),
@@ -57,6 +60,7 @@ export class CustomerControls1764400000000 implements MigrationInterface {
     await q.query(`
       ALTER TABLE bulk_jobs DROP CONSTRAINT bulk_jobs_idempotency_hash, DROP CONSTRAINT bulk_jobs_idempotency_key_unique,
         DROP COLUMN request_hash, DROP COLUMN idempotency_key, DROP COLUMN max_age_seconds`);
+    await q.query(`ALTER TABLE accounts DROP COLUMN seq`);
     await q.query(
       `ALTER TABLE account_settings DROP COLUMN low_balance_alerted, DROP COLUMN webhook_url, DROP COLUMN low_balance_threshold, DROP COLUMN daily_credit_limit`,
     );

@@ -1,12 +1,13 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { KeysetPage, keysetPage } from '../common/keyset-page';
+import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
-import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
+import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+import { UsagePageDto } from './dto/usage.dto';
 
 @Injectable()
 export class CreditsService {
@@ -115,8 +116,21 @@ export class CreditsService {
     return refunded;
   }
 
-  usage(accountId: string, limit: number, cursor: string | undefined): Promise<KeysetPage<LedgerRow>> {
-    return keysetPage('le', limit, cursor, (rows, beforeId) => this.credits.page(accountId, rows, beforeId), (entry) => entry.id);
+  /** The ledger as the customer sees it (GET /api/v1/usage, and the admin's view of an account). */
+  async usage(accountId: string, limit: number, cursor: string | undefined): Promise<UsagePageDto> {
+    const page = await keysetPage('le', limit, cursor, (rows, beforeId) => this.credits.page(accountId, rows, beforeId), (entry) => entry.id);
+    return {
+      entries: page.rows.map((entry) => ({
+        id: entry.id,
+        type: entry.type,
+        amount: entry.amount,
+        balance_after: entry.balanceAfter,
+        phone: entry.phone,
+        source: entry.source,
+        created_at: entry.createdAt.toISOString(),
+      })),
+      next_cursor: page.nextCursor,
+    };
   }
 
   ledgerSum(accountId: string): Promise<number> {

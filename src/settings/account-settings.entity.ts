@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { bigintToNumber } from '../common/bigint.transformer';
 
 @Entity('account_settings')
 export class AccountSettings {
@@ -18,11 +19,11 @@ export class AccountSettings {
   webhookSecret: string;
 
   /** Credits the account may be charged per UTC day; null: no cap. Enforced by the charge statements. */
-  @Column({ name: 'daily_credit_limit', type: 'bigint', nullable: true, transformer: { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) } })
+  @Column({ name: 'daily_credit_limit', type: 'bigint', nullable: true, transformer: bigintToNumber })
   dailyCreditLimit: number | null;
 
   /** A charge taking the balance from at or above this to below it records a balance.low event; null: none. */
-  @Column({ name: 'low_balance_threshold', type: 'bigint', nullable: true, transformer: { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) } })
+  @Column({ name: 'low_balance_threshold', type: 'bigint', nullable: true, transformer: bigintToNumber })
   lowBalanceThreshold: number | null;
 
   /** Set by the charge that crossed the threshold; cleared by a top-up back at or above it, or a new threshold. */
