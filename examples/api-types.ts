@@ -276,6 +276,26 @@ export interface paths {
         patch: operations["SettingsController_update"];
         trace?: never;
     };
+    "/api/v1/settings/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the webhook secret: a new one now, the old one still valid for 24 hours.
+         * @description Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the new secret's first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new secret at any time within the grace period. Rotating again ends the older secret at once. No body.
+         */
+        post: operations["SettingsController_rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -554,7 +574,7 @@ export interface components {
         };
         BulkRequestDto: {
             /**
-             * @description http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). Must be a public address: loopback, private and link-local addresses (and `localhost`) are refused with 400.
+             * @description http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). Must be a global unicast address (or a name that resolves to one at delivery): loopback, private, link-local, reserved and multicast addresses, their IPv6 spellings (IPv4-mapped, NAT64, 6to4, Teredo), IPv6 zone ids and `localhost` are refused with 400.
              * @example https://example.com/hooks/phone-filter
              */
             callback_url?: string;
@@ -758,7 +778,7 @@ export interface components {
              */
             cost_per_call: number;
             /**
-             * @description Read-only HMAC key that signs bulk-job callbacks (X-Signature).
+             * @description HMAC key that signs bulk-job callbacks (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.
              * @example whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE
              */
             webhook_secret: string;
@@ -813,6 +833,19 @@ export interface components {
             entries: components["schemas"]["UsageEntryDto"][];
             /** @description Pass as cursor to get the next (older) page; null on the last page. */
             next_cursor: string | null;
+        };
+        WebhookSecretRotationDto: {
+            /**
+             * Format: date-time
+             * @description Until then the previous secret still signs callbacks too: X-Signature carries both signatures, comma-separated, the new one first.
+             * @example 2026-11-24T05:00:00.000Z
+             */
+            previous_secret_valid_until: string;
+            /**
+             * @description The new HMAC key; callbacks are signed with it from now on.
+             * @example whsec_Q3v8Zk1pN6tY0bRm4LxW9cJ2hF7dS5aG
+             */
+            webhook_secret: string;
         };
     };
     responses: never;
@@ -2180,6 +2213,79 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    SettingsController_rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretRotationDto"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

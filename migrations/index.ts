@@ -2,7 +2,15 @@ import { InitialSchema1763800000000 } from './1763800000000-InitialSchema';
 import { PaidLookup1763800000001 } from './1763800000001-PaidLookup';
 import { AdminAudit1763800000002 } from './1763800000002-AdminAudit';
 import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
+import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
 import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
-export const MIGRATIONS = [InitialSchema1763800000000, PaidLookup1763800000001, AdminAudit1763800000002, BulkJobs1763800000003, CustomerControls1764400000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  PaidLookup1763800000001,
+  AdminAudit1763800000002,
+  BulkJobs1763800000003,
+  WebhookSecretRotation1764300000000,
+  CustomerControls1764400000000,
+];

@@ -20,7 +20,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 }
 
 /**
- * helmet's defaults (CSP, HSTS, nosniff, frame-ancestors...) with two changes. Swagger UI at /docs
+ * helmet's defaults (CSP, HSTS, nosniff, frame-ancestors...) and `Cache-Control: no-store`, with two changes. Swagger UI at /docs
  * works under them: its scripts are same-origin files, its inline <style> is allowed by style-src.
  * `upgrade-insecure-requests` is dropped: on a plain-HTTP deployment (behind a TLS-terminating
  * proxy, or the compose demo) it would make browsers fetch Swagger UI's files over https and fail.
@@ -38,6 +38,9 @@ function securityHeaders(): (req: Request, res: Response, next: NextFunction) =>
     removeHeader: (name: string) => removed.add(name),
   };
   middleware({} as Request, recorder as unknown as Response, () => undefined);
+  // Responses carry API keys, webhook secrets, balances: no browser or proxy cache may keep them.
+  // Every response, so a route added later cannot forget it; Swagger UI's static files set their own.
+  set.set('Cache-Control', 'no-store');
   const headers = [...set];
   return (_req, res, next) => {
     for (const [name, value] of headers) res.setHeader(name, value);

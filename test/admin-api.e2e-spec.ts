@@ -47,7 +47,9 @@ describe('admin API /admin/v1', () => {
   let keyOfCustomer: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ ADMIN_TOKEN });
+    // Wrong tokens count against the failed-authentication limit (security-review.e2e-spec.ts); this suite
+    // sends many on purpose, from one address, and must keep reaching the guard's answer.
+    t = await startTestApp({ ADMIN_TOKEN, IP_RATE_LIMIT: '100000' });
     off = await startTestApp({ ADMIN_TOKEN: undefined });
     customer = await createAccount(t, { credits: 100 });
     keyOfCustomer = (await t.admin.getAccount(customer.id)).keys[0].id;

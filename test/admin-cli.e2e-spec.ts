@@ -102,6 +102,23 @@ describe('admin CLI (npm run admin)', () => {
     expect((await request(t.http).get('/api/v1/balance').set(account.auth)).status).toBe(200);
   });
 
+  it('rotate-webhook-secret prints the new secret, which the API shows at once; the audit trail holds neither secret', async () => {
+    const account = await createAccount(t, { credits: 0 });
+    const before = (await request(t.http).get('/api/v1/settings').set(account.auth)).body.webhook_secret as string;
+    const run = await cli('rotate-webhook-secret', account.id);
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const secret = field(run.stdout, 'webhook_secret');
+    expect(secret).toMatch(/^whsec_/);
+    expect(secret).not.toBe(before);
+    expect(Date.parse(field(run.stdout, 'previous_secret_valid_until'))).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    expect((await request(t.http).get('/api/v1/settings').set(account.auth)).body.webhook_secret).toBe(secret);
+    const audit = JSON.stringify(await t.admin.listAudit({ target_id: account.id }));
+    expect(audit).toContain('account.webhook_secret.rotate');
+    expect(audit).not.toContain(secret);
+    expect(audit).not.toContain(before);
+    expect((await cli('rotate-webhook-secret', randomUUID())).code).toBe(1);
+  });
+
   it('top-up adds exactly the amount with a ledger row naming the CLI user; balance = ledger sum', async () => {
     const account = await createAccount(t, { credits: 100 });
     const run = await cli('top-up', account.id, '250', '--reason', 'invoice 9');

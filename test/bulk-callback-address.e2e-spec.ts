@@ -32,6 +32,15 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data', /169\.254\.169\.254 is not a public address/],
     ['IPv6 loopback', () => `http://[::1]:${port}/hook`, /::1 is not a public address/],
     ['localhost', () => `http://localhost:${port}/hook`, /localhost is this machine/],
+    // IPv6 spellings of internal IPv4 addresses (issue 12, row 7): the embedded IPv4 is what is judged.
+    ['IPv4-compatible ::127.0.0.1', () => `http://[::127.0.0.1]:${port}/hook`, /not global unicast/],
+    ['IPv4-translated ::ffff:0:127.0.0.1', () => `http://[::ffff:0:127.0.0.1]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    ['NAT64 local-use 64:ff9b:1::7f00:1', () => `http://[64:ff9b:1::7f00:1]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    ['NAT64 well-known 64:ff9b::a9fe:a9fe', () => 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data', /169\.254\.169\.254, linkLocal/],
+    ['6to4 2002:7f00:1::', () => `http://[2002:7f00:1::]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    ['Teredo of 127.0.0.1', () => `http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    // A zone id passes the URL syntax check but no URL parser takes it (row 4: it was a 500).
+    ['an IPv6 zone id', () => 'http://[fe80::1%25eth0]/', /zone id/],
   ])('refuses %s with 400, and charges nothing', async (_name, url, message) => {
     const account = await createAccount(t, { credits: 100 });
     const res = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send({ phones: ['+447400123456'], callback_url: url() });
@@ -42,7 +51,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
 
   it('never connects to a name that resolves to a private address, and says why', async () => {
     const client = t.app.get(CallbackClient);
-    const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, 'secret');
+    const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, ['secret']);
     await expect(delivery).rejects.toBeInstanceOf(CallbackFailedError);
     await expect(delivery).rejects.toThrow(/localhost is this machine/);
     // A name its spelling does not give away is checked on what it resolves to, at connection time:
@@ -52,7 +61,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
       .spyOn(addresses, 'publicOnlyLookup')
       .mockImplementation((hostname, options, callback) => realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback));
     try {
-      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, 'secret');
+      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, ['secret']);
       await expect(disguised).rejects.toThrow(/not delivered: localhost resolves to no public address \(127\.0\.0\.1/);
       expect(lookup).toHaveBeenCalled();
     } finally {

@@ -50,7 +50,7 @@ describe('bulk conveniences: references, Idempotency-Key, quote, CSV uploads, ma
     it.each([
       [{ phones: [{ phone: TEST_NUMBERS.connected, reference: '' }] }, /phones\[0\]\.reference must be 1 to 64 printable characters/],
       [{ phones: ['+447400123457', { phone: TEST_NUMBERS.connected, reference: 'x'.repeat(65) }] }, /phones\[1\]\.reference must be 1 to 64/],
-      [{ phones: [{ phone: TEST_NUMBERS.connected, reference: 'tab\there' }] }, /phones\[0\]\.reference must be/],
+      [{ phones: [{ phone: TEST_NUMBERS.connected, reference: 'tab\there' }] }, /phones\[0\]\.reference contains a control character/],
       [{ phones: [{ phone: TEST_NUMBERS.connected, reference: 7 }] }, /phones\[0\]\.reference must be/],
       [{ phones: [{ reference: 'r' }] }, /phones\[0\]\.phone must be a string/],
       [{ phones: [{ phone: TEST_NUMBERS.connected, note: 'r' }] }, /phones\[0\] has an unknown field "note"/],

@@ -255,6 +255,37 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
       }
     });
 
+    it('after a rotation, is signed with both secrets (new first) until the grace period ends, then with the new one only', async () => {
+      const receiver = await startReceiver();
+      try {
+        const account = await createAccount(t);
+        const { webhook_secret: old } = (await request(t.http).get('/api/v1/settings').set(account.auth).expect(200)).body;
+        const { webhook_secret: rotated } = (await request(t.http).post('/api/v1/settings/webhook-secret').set(account.auth).expect(200)).body;
+        const deliver = async () => {
+          const { body } = await submit(account, { phones: [TEST_NUMBERS.connected], callback_url: receiver.url }).expect(202);
+          await waitForBulkJob(t.http, account.auth, body.id);
+          await eventually(() => receiver.calls.filter((call) => JSON.parse(call.body).id === body.id).length, (n) => n >= 1, 10_000);
+          const call = receiver.calls.find((c) => JSON.parse(c.body).id === body.id)!;
+          return { call, headers: { signature: call.headers['x-signature'] as string, timestamp: call.headers['x-signature-timestamp'] as string } };
+        };
+
+        const during = await deliver();
+        expect(during.headers.signature).toMatch(/^[0-9a-f]{64},[0-9a-f]{64}$/);
+        expect(verifyCallback(rotated, during.headers, during.call.body)).toBe(true);
+        expect(verifyCallback(old, during.headers, during.call.body)).toBe(true);
+        expect(verifyCallback('another-secret', during.headers, during.call.body)).toBe(false);
+
+        // The grace period over (moved into the past rather than waited for):
+        await t.db.query(`UPDATE account_settings SET previous_webhook_secret_expires_at = now() - interval '1 second' WHERE account_id = $1`, [account.id]);
+        const after = await deliver();
+        expect(after.headers.signature).toMatch(/^[0-9a-f]{64}$/);
+        expect(verifyCallback(rotated, after.headers, after.call.body)).toBe(true);
+        expect(verifyCallback(old, after.headers, after.call.body)).toBe(false);
+      } finally {
+        await receiver.close();
+      }
+    });
+
     it('retries with backoff when the receiver fails, until it answers 2xx', async () => {
       const receiver = await startReceiver([500, 503]);
       try {

@@ -21,6 +21,7 @@ interface LogLine {
   status?: number;
   durationMs?: number;
   url?: string;
+  query?: string;
 }
 
 /**
@@ -78,6 +79,12 @@ describe('logs: one JSON line per request, and no key, token or full phone numbe
     expect((await call('GET', '/api/v1/usage?limit=5', { key })).status).toBe(200);
     expect((await call('GET', '/api/v1/filter/%2B447700900123', { key })).status).toBe(404);
     expect((await call('GET', '/metrics')).status).toBe(200);
+    // Secrets and numbers put in URLs (issue 12, row 2): refused, and kept out of the log all the same.
+    expect((await call('GET', `/api/v1/balance?api_key=${key}`)).status).toBe(401);
+    expect((await call('GET', `/admin/v1/plans?token=${ADMIN_TOKEN}`)).status).toBe(401);
+    expect((await call('GET', `/api/v1/usage?limit=5&${key}`, { key })).status).toBe(400);
+    expect((await call('GET', '/api/v1/usage?limit=5&phone=%2B44%207400%20123456', { key })).status).toBe(400);
+    expect((await call('GET', '/api/v1/nope?phone=%2B1%20415%20555%202671', { key })).status).toBe(404);
 
     expect(await service.stop('SIGTERM')).toBe(0);
     lines = service
@@ -107,9 +114,17 @@ describe('logs: one JSON line per request, and no key, token or full phone numbe
       const digits = phone.slice(1);
       expect(output).not.toContain(digits);
       expect(output).not.toContain(`${digits.slice(0, 2)} ${digits.slice(2, 6)}`); // the spaced spelling sent above
+      expect(output).not.toContain(`${digits.slice(0, 2)}%20${digits.slice(2, 6)}`); // and its URL-encoded form
     }
+    expect(output).not.toMatch(/%2B1%20415/i);
     expect(output).toContain('+44740012****'); // the failed lookup's warning
-    expect(output).toContain('%2B44770090****'); // the unknown route's URL
+  });
+
+  it('logs the route pattern and the query without its values, never the URL', () => {
+    const requestLines = lines.filter((line) => line.status !== undefined);
+    expect(requestLines.filter((line) => line.url !== undefined)).toEqual([]);
+    const queries = requestLines.map((line) => line.query).filter((query) => query !== undefined);
+    expect(queries).toEqual(expect.arrayContaining(['api_key=*', 'token=*', 'limit=*&(name)=*', 'limit=*&phone=*']));
   });
 
   it('logs each request exactly once, with its request id, route, method, status and duration', () => {

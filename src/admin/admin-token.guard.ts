@@ -1,6 +1,7 @@
-import { CanActivate, ExecutionContext, createParamDecorator, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, createParamDecorator, Injectable, Optional } from '@nestjs/common';
 import type { Request } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { AuthenticationAttempts, limitedAttempt } from '../auth/api-key.guard';
 import { bearerToken, looksLikeApiKey } from '../auth/api-key-format';
 import { raiseBodyError } from '../common/body-error.guard';
 import { AppError } from '../common/errors';
@@ -9,33 +10,42 @@ import { AdminActor } from './admin.service';
 
 /**
  * Guards /admin/v1: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time over SHA-256
- * digests (equal lengths, so neither the token nor its length leaks). Without ADMIN_TOKEN the admin
- * API does not exist: every route answers 404 like an unknown one.
+ * digests (equal lengths, so neither the token nor its length leaks), under the same
+ * failed-authentication limit per address as customer keys (one count for both). Without ADMIN_TOKEN
+ * the admin API does not exist: every route answers 404 like an unknown one.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
   private readonly expectedDigest: Buffer | undefined;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    @Optional() private readonly attempts?: AuthenticationAttempts,
+  ) {
     this.expectedDigest = config.adminToken === undefined ? undefined : digest(config.adminToken);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    if (!this.expectedDigest) throw new AppError('NOT_FOUND', `No route ${request.method} ${request.path}.`);
-    const token = bearerToken(request.header('authorization'));
-    if (!token) {
-      throw new AppError('INVALID_API_KEY', 'The admin API needs the header "Authorization: Bearer <ADMIN_TOKEN>".');
-    }
-    if (!timingSafeEqual(digest(token), this.expectedDigest)) {
-      throw new AppError(
-        'INVALID_API_KEY',
-        looksLikeApiKey(token) ? 'A customer API key cannot open the admin API; send the ADMIN_TOKEN.' : 'Wrong admin token.',
-      );
-    }
+    const expected = this.expectedDigest;
+    if (!expected) throw new AppError('NOT_FOUND', `No route ${request.method} ${request.path}.`);
+    await limitedAttempt(this.attempts, request, 'admin_token', () => verifyAdminToken(request, expected));
     // The global BodyErrorGuard leaves routes with guards of their own to them: body problems come after the 401.
     raiseBodyError(request);
     return true;
+  }
+}
+
+function verifyAdminToken(request: Request, expected: Buffer): void {
+  const token = bearerToken(request.header('authorization'));
+  if (!token) {
+    throw new AppError('INVALID_API_KEY', 'The admin API needs the header "Authorization: Bearer <ADMIN_TOKEN>".');
+  }
+  if (!timingSafeEqual(digest(token), expected)) {
+    throw new AppError(
+      'INVALID_API_KEY',
+      looksLikeApiKey(token) ? 'A customer API key cannot open the admin API; send the ADMIN_TOKEN.' : 'Wrong admin token.',
+    );
   }
 }
 

@@ -7,6 +7,7 @@ import { AppError } from '../common/errors';
 import { keysetPage } from '../common/keyset-page';
 import { CreditsService } from '../credits/credits.service';
 import { UsagePageDto } from '../credits/dto/usage.dto';
+import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
 import { SettingsChanges, SettingsService } from '../settings/settings.service';
 import { AdminAuditRepository, AuditRecord } from './admin-audit.repository';
 import { AccountDto, AccountPageDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
@@ -220,6 +221,15 @@ export class AdminService {
       { account_id: key.accountId, status: key.status },
     );
     return { id: key.id, status: 'revoked' };
+  }
+
+  /** A new webhook secret; the old one keeps signing callbacks for 24 h. Audited without either secret. */
+  async rotateWebhookSecret(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<WebhookSecretRotationDto> {
+    await this.requireAccount(accountId);
+    const rotated = await this.settings.rotateWebhookSecret(accountId);
+    const after = { previous_secret_valid_until: rotated.previous_secret_valid_until };
+    await this.record(toActor(by), 'account.webhook_secret.rotate', 'account', accountId, null, after);
+    return rotated;
   }
 
   async listPlans(): Promise<PlanDto[]> {

@@ -5,15 +5,39 @@ import { AppError } from '../common/errors';
 import { ApiKeysService } from './api-keys.service';
 import { CUSTOMER_API } from './customer-api.decorator';
 
+/** The secrets a caller can present: each is guessed at the same cost, so each is limited the same way. */
+export type Credential = 'api_key' | 'admin_token';
+
 /**
- * A limit on authentication attempts, so keys cannot be guessed at speed. Declared here, provided by
- * the rate-limit module (auth stays a leaf); without a provider, attempts are not limited.
+ * A limit on authentication attempts, so no credential (customer key or admin token) can be guessed at
+ * speed. Declared here, provided by the rate-limit module (auth stays a leaf); without a provider,
+ * attempts are not limited.
  */
 export abstract class AuthenticationAttempts {
-  /** Throws 429 RATE_LIMITED, before the key is even looked at, when this caller may not try now. */
-  abstract beforeAttempt(request: Request): Promise<void>;
+  /** Throws 429 RATE_LIMITED, before the credential is even looked at, when this caller may not try now. */
+  abstract beforeAttempt(request: Request, credential: Credential): Promise<void>;
   /** Counts a failed attempt; throws 429 RATE_LIMITED instead of the 401 when it goes over the limit. */
-  abstract afterFailure(request: Request): Promise<void>;
+  abstract afterFailure(request: Request, credential: Credential): Promise<void>;
+}
+
+/**
+ * Runs `verify` (which throws a 401 AppError for a wrong credential) under the failed-authentication
+ * limit: refused before verifying while the address is limited, counted when it fails. Every guard
+ * that checks a secret goes through here, so none can be guessed at speed.
+ */
+export async function limitedAttempt<T>(
+  attempts: AuthenticationAttempts | undefined,
+  request: Request,
+  credential: Credential,
+  verify: () => T | Promise<T>,
+): Promise<T> {
+  await attempts?.beforeAttempt(request, credential);
+  try {
+    return await verify();
+  } catch (error) {
+    if (error instanceof AppError && error.status === 401) await attempts?.afterFailure(request, credential);
+    throw error;
+  }
 }
 
 /** Global guard: every route marked @CustomerApi() needs `Authorization: Bearer <API_KEY>`. */
@@ -29,13 +53,7 @@ export class ApiKeyGuard implements CanActivate {
     const isCustomerApi = this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()]);
     if (!isCustomerApi) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    await this.attempts?.beforeAttempt(request);
-    try {
-      request.account = await this.keys.authenticate(request.header('authorization'));
-    } catch (error) {
-      if (error instanceof AppError && error.status === 401) await this.attempts?.afterFailure(request);
-      throw error;
-    }
+    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(request.header('authorization')));
     return true;
   }
 }

@@ -91,8 +91,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
   async deliverCallback({ jobId }: WebhookTask): Promise<void> {
     const job = await this.jobs.find(jobId);
     if (!job?.callbackUrl || job.status !== 'completed') return;
-    const secret = await this.settings.webhookSecret(job.accountId);
-    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secret);
+    const secrets = await this.settings.webhookSecrets(job.accountId);
+    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secrets);
   }
 
   /**

@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { SettingsService } from '../settings/settings.service';
 import { BulkJob, BulkJobsRepository, IdempotencyKeyTaken } from './bulk-jobs.repository';
-import { refusedCallbackHost } from '../common/callback-address';
+import { refusedCallbackUrl } from '../common/callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
@@ -113,8 +113,8 @@ export class BulkService {
 
   /** The checks of submit and quote alike: the callback address, at least one check enabled; then the plan. */
   private async prepare(account: AuthenticatedAccount, request: BulkRequestDto): Promise<{ plan: JobPlan; checks: EnabledChecks; cost: number }> {
-    const refusedHost = request.callback_url && !this.allowPrivateCallbacks ? refusedCallbackHost(new URL(request.callback_url)) : undefined;
-    if (refusedHost) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refusedHost}.`);
+    const refused = request.callback_url === undefined ? undefined : refusedCallbackUrl(request.callback_url, this.allowPrivateCallbacks);
+    if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
     const { checks, cost } = await this.settings.checksFor(account.accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     return { plan: planJob(request.phones, this.chunkSize), checks, cost };

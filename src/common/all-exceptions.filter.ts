@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { AppError, ErrorCode, errorBody } from './errors';
+import { bodyParserAnswer, BodyParserError } from './json-body';
 
 const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.BAD_REQUEST]: 'INVALID_REQUEST',
@@ -14,16 +15,6 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: 'INVALID_REQUEST',
   [HttpStatus.TOO_MANY_REQUESTS]: 'RATE_LIMITED',
   [HttpStatus.SERVICE_UNAVAILABLE]: 'SERVICE_UNAVAILABLE',
-};
-
-/** Errors raised by the body parser (raw-body / body-parser) carry a `type`. */
-const BODY_PARSER_MESSAGES: Record<string, { code: ErrorCode; message?: string }> = {
-  'entity.parse.failed': { code: 'INVALID_REQUEST', message: 'The request body is not valid JSON.' },
-  'entity.too.large': { code: 'PAYLOAD_TOO_LARGE' },
-  'encoding.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported Content-Encoding.' },
-  'charset.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported charset; send UTF-8 JSON.' },
-  'request.aborted': { code: 'INVALID_REQUEST', message: 'The request was aborted by the client.' },
-  'request.size.invalid': { code: 'INVALID_REQUEST', message: 'The request body does not match its Content-Length.' },
 };
 
 /** Postgres SQLSTATE classes and driver errors that mean "our database is unreachable". */
@@ -79,9 +70,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof ThrottlerException) {
       return { code: 'RATE_LIMITED', headers: {} };
     }
-    const bodyParserType = (exception as { type?: unknown })?.type;
-    if (typeof bodyParserType === 'string' && BODY_PARSER_MESSAGES[bodyParserType]) {
-      return { ...BODY_PARSER_MESSAGES[bodyParserType], headers: {} };
+    if (exception instanceof BodyParserError) {
+      return { ...bodyParserAnswer(exception), headers: {} };
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();

@@ -1,4 +1,4 @@
-import { isPublicAddress, publicOnlyLookup, refusedCallbackHost } from './callback-address';
+import { isPublicAddress, nonPublicReason, publicOnlyLookup, refusedCallbackUrl } from './callback-address';
 
 describe('callback addresses (server-side request forgery)', () => {
   it.each([
@@ -22,6 +22,10 @@ describe('callback addresses (server-side request forgery)', () => {
     ['172.32.0.1', true],
     ['2001:4860:4860::8888', true],
     ['example.com', false], // not an address at all
+    ['2001:4860:4860::8888%eth0', false], // a zone id: a local link
+    ['2002:0808:0808::1', true], // 6to4 of 8.8.8.8
+    ['64:ff9b::808:808', true], // NAT64 of 8.8.8.8
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true], // Teredo, client 8.8.8.8 (obfuscated)
   ])('%s is public: %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
   });
@@ -33,11 +37,49 @@ describe('callback addresses (server-side request forgery)', () => {
     ['https://api.localhost/hook', /api\.localhost is this machine/],
     ['http://169.254.169.254/latest/meta-data', /not a public address/],
   ])('refuses %s before resolving anything', (url, message) => {
-    expect(refusedCallbackHost(new URL(url))).toMatch(message);
+    expect(refusedCallbackUrl(url)).toMatch(message);
   });
 
   it.each(['https://example.com/hook', 'http://8.8.8.8/hook', 'https://[2001:4860:4860::8888]/hook'])('lets %s be tried', (url) => {
-    expect(refusedCallbackHost(new URL(url))).toBeUndefined();
+    expect(refusedCallbackUrl(url)).toBeUndefined();
+  });
+
+  // IPv6 spellings of internal IPv4 (and other non-global IPv6): each names the range it fell in.
+  it.each([
+    ['::7f00:1', /not global unicast/], // IPv4-compatible ::127.0.0.1 (deprecated; the URL parser rewrites it so)
+    ['::ffff:0:7f00:1', /rfc6145 of 127\.0\.0\.1, loopback/], // IPv4-translated
+    ['::ffff:7f00:1', /ipv4Mapped of 127\.0\.0\.1, loopback/],
+    ['64:ff9b::a9fe:a9fe', /rfc6052 of 169\.254\.169\.254, linkLocal/], // NAT64, well-known prefix
+    ['64:ff9b:1::7f00:1', /rfc6052 of 127\.0\.0\.1, loopback/], // NAT64, local-use prefix (RFC 8215)
+    ['2002:7f00:1::', /6to4 of 127\.0\.0\.1, loopback/],
+    ['2002:c0a8:0101::1', /6to4 of 192\.168\.1\.1, private/],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', /teredo of 127\.0\.0\.1, loopback/],
+    ['fe80::1%eth0', /zone id/],
+    ['100::1', /discard/],
+    ['2001:db8::1', /reserved/],
+    ['fec0::1', /deprecatedSiteLocal/],
+    ['1::1', /not global unicast/],
+    ['255.255.255.255', /broadcast/],
+    ['192.0.2.1', /reserved/],
+  ])('refuses %s and says why', (address, reason) => {
+    expect(nonPublicReason(address)).toMatch(reason);
+  });
+
+  it.each([
+    ['http://[::127.0.0.1]/', /not global unicast/],
+    ['http://[::ffff:0:127.0.0.1]/', /127\.0\.0\.1, loopback/],
+    ['http://[64:ff9b:1::7f00:1]/', /127\.0\.0\.1, loopback/],
+    ['http://[2002:7f00:1::]/', /127\.0\.0\.1, loopback/],
+    ['http://2130706433/', /127\.0\.0\.1 is not a public address/], // the URL parser reads the number as 127.0.0.1
+    ['http://localhost./', /localhost is this machine/],
+    ['http://[fe80::1%25eth0]/', /zone id/],
+  ])('refuses the callback URL %s', (url, reason) => {
+    expect(refusedCallbackUrl(url)).toMatch(reason);
+  });
+
+  it('refuses a zone id even where private networks are allowed (it cannot be called at all)', () => {
+    expect(refusedCallbackUrl('http://[fe80::1%25eth0]/', true)).toMatch(/zone id/);
+    expect(refusedCallbackUrl('http://127.0.0.1/', true)).toBeUndefined();
   });
 
   it('refuses, at connection time, a name that resolves to a non-public address', async () => {

@@ -1,29 +1,58 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** IPv6 global unicast (RFC 4291 2.4): the only IPv6 block a callback may reach, besides the IPv4 it embeds. */
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /**
- * Where a customer's callback may not go (server-side request forgery): loopback, private networks,
- * link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, multicast and reserved ranges,
- * in IPv4 and IPv6 (IPv4-mapped IPv6 addresses are checked as IPv4).
+ * IPv6 forms that carry an IPv4 address: the connection ends up at that IPv4 (a NAT64 gateway, a
+ * 6to4 relay, a Teredo peer, or the kernel itself for IPv4-mapped), so that IPv4 is what is judged.
+ * Each returns the embedded address from the 8 sixteen-bit parts.
  */
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+const EMBEDDED_IPV4: Record<string, (parts: number[]) => ipaddr.IPv4> = {
+  ipv4Mapped: (p) => v4(p[6], p[7]), // ::ffff:a.b.c.d
+  rfc6145: (p) => v4(p[6], p[7]), // ::ffff:0:a.b.c.d (IPv4-translated)
+  rfc6052: (p) => v4(p[6], p[7]), // 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), the /96 suffix form
+  '6to4': (p) => v4(p[1], p[2]), // 2002:aabb:ccdd::/48
+  teredo: (p) => v4(p[6] ^ 0xffff, p[7] ^ 0xffff), // 2001:0::/32, the client's address, obfuscated
+};
+
+function v4(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
-for (const [network, prefix] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
+/**
+ * Why `address` is not a global unicast address a callback may reach, or undefined when it is.
+ * Judged by ipaddr.js's range names: IPv4 must be `unicast` (not private, loopback, link-local,
+ * carrier-grade NAT, reserved, multicast...); IPv6 must be in 2000::/3 and `unicast`, except the forms
+ * that embed an IPv4 (IPv4-mapped, IPv4-translated, NAT64, 6to4, Teredo), where the embedded IPv4 is
+ * judged instead. Zone ids (`fe80::1%eth0`) are refused: they only exist on local links.
+ */
+export function nonPublicReason(address: string): string | undefined {
+  if (isIP(address) === 0) return `${address} is not an IP address`;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') {
+    const range = parsed.range();
+    return range === 'unicast' ? undefined : `${address} is not a public address (${range})`;
+  }
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.zoneId !== undefined) return `${address} has a zone id (a local link)`;
+  const range = v6.range();
+  const embedded = EMBEDDED_IPV4[range];
+  if (embedded) {
+    const inner = embedded(v6.parts);
+    const innerRange = inner.range();
+    return innerRange === 'unicast' ? undefined : `${address} is not a public address (${range} of ${inner.toString()}, ${innerRange})`;
+  }
+  if (range !== 'unicast' || !v6.match(GLOBAL_UNICAST_V6)) return `${address} is not a public address (${range === 'unicast' ? 'not global unicast' : range})`;
+  return undefined;
 }
 
 /** True for an IP address a callback may reach; false for a non-public one or anything that is not an IP. */
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return nonPublicReason(address) === undefined;
 }
 
 /** The host of a URL as an address or name (`[::1]` → `::1`). */
@@ -32,13 +61,21 @@ export function hostOf(url: URL): string {
 }
 
 /**
- * Why a callback URL is refused before anything is resolved: a literal non-public address, or a
- * name that always means this machine. Undefined when it may be tried (names are checked again
- * when they are resolved, at each delivery).
+ * Why a callback URL is refused before anything is resolved: a URL this service cannot call (IPv6
+ * zone ids such as `[fe80::1%25eth0]` are not valid WHATWG URLs), a literal non-public address, or a
+ * name that always means this machine. Undefined when it may be tried (names are checked again on
+ * the addresses they resolve to, at each delivery). With `allowPrivate`, only the first is checked.
  */
-export function refusedCallbackHost(url: URL): string | undefined {
-  const host = hostOf(url).toLowerCase();
-  if (isIP(host)) return isPublicAddress(host) ? undefined : `${host} is not a public address`;
+export function refusedCallbackUrl(raw: string, allowPrivate = false): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return /%25|%[^/]*\]/.test(raw) ? 'an IPv6 zone id (%25...) is not accepted' : 'it is not a URL this service can call';
+  }
+  if (allowPrivate) return undefined;
+  const host = hostOf(url).toLowerCase().replace(/\.$/, '');
+  if (isIP(host)) return nonPublicReason(host);
   if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is this machine`;
   return undefined;
 }

@@ -1,5 +1,5 @@
 import express, { NextFunction, Request, Response } from 'express';
-import { AppError } from './errors';
+import { AppError, ErrorCode } from './errors';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Deeper bodies are refused before validation, whose recursive walk would overflow the stack. */
@@ -14,7 +14,7 @@ export function deferredJsonParser(): (req: Request, res: Response, next: NextFu
   const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
   return (req, res, next) =>
     parse(req, res, (error?: unknown) => {
-      if (error) deferredBodyErrors.set(req, error);
+      if (error) deferredBodyErrors.set(req, new BodyParserError(error));
       else if (depthExceeds(req.body, BODY_MAX_DEPTH)) {
         deferredBodyErrors.set(req, new AppError('INVALID_REQUEST', `The request body is nested deeper than ${BODY_MAX_DEPTH} levels.`));
       }
@@ -45,6 +45,52 @@ export function depthExceeds(value: unknown, maxDepth: number): boolean {
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return false;
+}
+
+/**
+ * Whatever the body parser (body-parser, raw-body, zlib) failed with: the client's bytes could not be
+ * read as a body. Wrapped so that the exception filter answers every such error, including the ones
+ * that carry no `type` (a gzip, br or deflate stream that is not one), as the client's: never a 500.
+ */
+export class BodyParserError extends Error {
+  readonly type: string | undefined;
+  readonly status: number | undefined;
+
+  constructor(readonly original: unknown) {
+    const { type, status, message } = (original ?? {}) as { type?: unknown; status?: unknown; message?: unknown };
+    super(typeof message === 'string' ? message : 'body parser error');
+    this.name = 'BodyParserError';
+    this.type = typeof type === 'string' ? type : undefined;
+    this.status = typeof status === 'number' ? status : undefined;
+  }
+}
+
+/**
+ * The answer to each error type body-parser and raw-body raise (their `type` field). A unit test reads
+ * the installed parsers' sources and fails when a type appears that this table does not know.
+ */
+export const BODY_PARSER_ANSWERS: Record<string, { code: ErrorCode; message?: string }> = {
+  'entity.parse.failed': { code: 'INVALID_REQUEST', message: 'The request body is not valid JSON.' },
+  'entity.too.large': { code: 'PAYLOAD_TOO_LARGE' },
+  'entity.verify.failed': { code: 'INVALID_REQUEST', message: 'The request body was refused.' },
+  'encoding.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported Content-Encoding: send identity, gzip, deflate or br.' },
+  'charset.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported charset; send UTF-8 JSON.' },
+  'parameters.too.many': { code: 'PAYLOAD_TOO_LARGE', message: 'The request body has too many parameters.' },
+  'request.aborted': { code: 'INVALID_REQUEST', message: 'The request was aborted by the client.' },
+  'request.size.invalid': { code: 'INVALID_REQUEST', message: 'The request body does not match its Content-Length.' },
+  'stream.encoding.set': { code: 'INVALID_REQUEST', message: 'The request body could not be read.' },
+  'stream.not.readable': { code: 'INVALID_REQUEST', message: 'The request body could not be read.' },
+};
+
+const UNDECODABLE = 'The request body could not be decoded: it does not match its Content-Encoding.';
+
+/** 413 for a body over the limit, otherwise 400 INVALID_REQUEST: what a body parser error is answered. */
+export function bodyParserAnswer(error: BodyParserError): { code: ErrorCode; message?: string } {
+  const known = error.type === undefined ? undefined : BODY_PARSER_ANSWERS[error.type];
+  if (known) return known;
+  if (error.status === 413) return { code: 'PAYLOAD_TOO_LARGE' };
+  // No type: zlib's own error, raised while inflating (Z_DATA_ERROR, ERR_BROTLI..., ERR_ZSTD...).
+  return { code: 'INVALID_REQUEST', message: UNDECODABLE };
 }
 
 export function takeDeferredBodyError(req: Request): unknown {

@@ -119,6 +119,7 @@ function documentCsvBody(operation: OperationObject): void {
 export function setupSwagger(app: INestApplication): void {
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: 'docs-json',
-    swaggerOptions: { persistAuthorization: true },
+    // Keys typed into Authorize live only as long as the page: persisted, they would sit in localStorage.
+    swaggerOptions: { persistAuthorization: false },
   });
 }

@@ -43,13 +43,38 @@ export function createRootLogger(level: LogLevel): PinoInstance {
   return pino(pinoOptions(level));
 }
 
-/** One line per request: who (request id, account), what (method, route, masked URL), how (status, duration). */
+/** A query parameter's name worth showing: short and plain (a key or a token is neither). */
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_]{0,23}$/;
+
+/**
+ * The query string with every value dropped (`limit=*&api_key=*`): which parameters came, never what
+ * they said. A key, a token or a number sent in a URL stays out of the log whatever it is called;
+ * a name that is not plain is dropped too (`?<key>` alone).
+ */
+export function queryShape(url: string): string | undefined {
+  const at = url.indexOf('?');
+  if (at < 0 || at === url.length - 1) return undefined;
+  return url
+    .slice(at + 1)
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0];
+      return `${PLAIN_NAME.test(name) ? name : '(name)'}=*`;
+    })
+    .join('&');
+}
+
+/**
+ * One line per request: who (request id, account), what (method, route pattern, the query's shape),
+ * how (status, duration). Never the raw URL: its path and query can carry keys, tokens and numbers.
+ */
 function requestLine(request: Request, response: Response, durationMs: number, aborted: boolean): Record<string, unknown> {
   return {
     accountId: request.account?.accountId,
     method: request.method,
     route: routeOf(request),
-    url: maskPhonesIn(request.originalUrl ?? request.url ?? ''),
+    query: queryShape(request.originalUrl ?? request.url ?? ''),
     status: response.statusCode,
     durationMs,
     ...(aborted ? { aborted: true } : {}),

@@ -51,6 +51,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly failedAuthRefused = new Counter({
+    name: 'phone_filter_failed_auth_refused_total',
+    help: 'Authentication attempts refused with 429 because their address went over the failed-authentication limit, by credential.',
+    labelNames: ['credential'] as const,
+    registers: [this.registry],
+  });
+
   private readonly httpSeriesByKey = new Map<string, { observe(seconds: number): void }>();
 
   constructor() {
@@ -108,5 +115,9 @@ export class Metrics {
 
   creditsRefunded(amount: number): void {
     if (amount > 0) this.refunded.inc(amount);
+  }
+
+  failedAuthenticationRefused(credential: string): void {
+    this.failedAuthRefused.inc({ credential });
   }
 }

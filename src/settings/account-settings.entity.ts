@@ -18,6 +18,13 @@ export class AccountSettings {
   @Column({ name: 'webhook_secret', type: 'varchar', length: 64 })
   webhookSecret: string;
 
+  /** The secret before the last rotation, still signing callbacks until previousWebhookSecretExpiresAt. */
+  @Column({ name: 'previous_webhook_secret', type: 'varchar', length: 64, nullable: true })
+  previousWebhookSecret: string | null;
+
+  @Column({ name: 'previous_webhook_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousWebhookSecretExpiresAt: Date | null;
+
   /** Credits the account may be charged per UTC day; null: no cap. Enforced by the charge statements. */
   @Column({ name: 'daily_credit_limit', type: 'bigint', nullable: true, transformer: bigintToNumber })
   dailyCreditLimit: number | null;

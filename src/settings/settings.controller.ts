@@ -1,9 +1,9 @@
-import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
-import { SettingsDto, UpdateSettingsDto } from './dto/settings.dto';
+import { SettingsDto, UpdateSettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsService } from './settings.service';
 
 const CHECKS_TABLE =
@@ -82,5 +82,21 @@ export class SettingsController {
   @ApiErrors('INVALID_REQUEST', 'PAYLOAD_TOO_LARGE')
   update(@CurrentAccount() account: AuthenticatedAccount, @Body() body: UpdateSettingsDto): Promise<SettingsDto> {
     return this.settings.update(account.accountId, body);
+  }
+
+  @Post('webhook-secret')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Rotate the webhook secret: a new one now, the old one still valid for 24 hours.',
+    description:
+      'Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops ' +
+      'signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the ' +
+      'new secret\'s first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. ' +
+      'A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new ' +
+      'secret at any time within the grace period. Rotating again ends the older secret at once. No body.',
+  })
+  @ApiOkResponse({ type: WebhookSecretRotationDto })
+  rotateWebhookSecret(@CurrentAccount() account: AuthenticatedAccount): Promise<WebhookSecretRotationDto> {
+    return this.settings.rotateWebhookSecret(account.accountId);
   }
 }

@@ -7,6 +7,11 @@ import { AccountSettings } from './account-settings.entity';
 
 export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
 
+/** A new webhook secret: 192 random bits, prefixed so that a leaked one is recognisable. */
+function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}
+
 @Injectable()
 export class SettingsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -15,7 +20,7 @@ export class SettingsRepository {
   async createDefaults(transaction: EntityManager, accountId: string): Promise<void> {
     await transaction.query(`INSERT INTO account_settings (account_id, webhook_secret) VALUES ($1, $2)`, [
       accountId,
-      `whsec_${randomBytes(24).toString('base64url')}`,
+      newWebhookSecret(),
     ]);
   }
 
@@ -34,5 +39,36 @@ export class SettingsRepository {
     }
     if (controls.webhookUrl !== undefined) changes.webhookUrl = controls.webhookUrl;
     if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
+  }
+
+  /**
+   * One statement: a new secret becomes current, the current one stays valid for `graceSeconds`
+   * (a rotation during a grace period ends the older secret's at once: only two are ever valid).
+   */
+  async rotateWebhookSecret(accountId: string, graceSeconds: number): Promise<{ secret: string; previousValidUntil: Date } | undefined> {
+    const secret = newWebhookSecret();
+    const [rows]: [Array<{ previous_valid_until: Date }>, number] = await this.db.query(
+      `UPDATE account_settings
+          SET previous_webhook_secret = webhook_secret,
+              previous_webhook_secret_expires_at = now() + make_interval(secs => $3),
+              webhook_secret = $2,
+              updated_at = now()
+        WHERE account_id = $1
+    RETURNING previous_webhook_secret_expires_at AS previous_valid_until`,
+      [accountId, secret, graceSeconds],
+    );
+    return rows[0] ? { secret, previousValidUntil: rows[0].previous_valid_until } : undefined;
+  }
+
+  /** The secrets that sign a callback now: the current one, then the previous one while its grace lasts. */
+  async findValidWebhookSecrets(accountId: string): Promise<string[]> {
+    const rows: Array<{ current: string; previous: string | null }> = await this.db.query(
+      `SELECT webhook_secret AS current,
+              CASE WHEN previous_webhook_secret_expires_at > now() THEN previous_webhook_secret END AS previous
+         FROM account_settings WHERE account_id = $1`,
+      [accountId],
+    );
+    if (!rows[0]) return [];
+    return rows[0].previous ? [rows[0].current, rows[0].previous] : [rows[0].current];
   }
 }

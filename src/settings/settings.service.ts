@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager } from 'typeorm';
-import { refusedCallbackHost } from '../common/callback-address';
+import { refusedCallbackUrl } from '../common/callback-address';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { checksFromColumns, costPerCall, EnabledChecks } from '../checks/checks';
-import { MAX_CREDIT_SETTING, SettingsDto } from './dto/settings.dto';
+import { MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsRepository } from './settings.repository';
 
 /** A change of settings: any subset of the checks and of the controls (null clears a control). */
@@ -23,6 +23,9 @@ export interface AccountChecks {
   checks: EnabledChecks;
   cost: number;
 }
+
+/** How long the secret before a rotation keeps signing callbacks (README "Callbacks"). */
+export const WEBHOOK_SECRET_GRACE_SECONDS = 24 * 3600;
 
 /** A change made on another instance is seen here within this time; on this instance at once. */
 const CHECKS_CACHE_TTL_MS = 1000;
@@ -85,8 +88,18 @@ export class SettingsService {
     return (await this.load(accountId)).webhook_url;
   }
 
-  async webhookSecret(accountId: string): Promise<string> {
-    return (await this.load(accountId)).webhook_secret;
+  /** The secrets a callback is signed with now: the current one, and the previous one during its grace period. */
+  async webhookSecrets(accountId: string): Promise<string[]> {
+    const secrets = await this.settings.findValidWebhookSecrets(accountId);
+    if (secrets.length === 0) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return secrets;
+  }
+
+  /** A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS. */
+  async rotateWebhookSecret(accountId: string): Promise<WebhookSecretRotationDto> {
+    const rotated = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS);
+    if (!rotated) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
+    return { webhook_secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   }
 
   private async load(accountId: string): Promise<SettingsDto> {
@@ -105,16 +118,10 @@ export class SettingsService {
 
   /** The rule of bulk callback_url: http(s), and a public address unless BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS. */
   private requirePublicUrl(text: string): void {
-    let url: URL | undefined;
-    try {
-      url = new URL(text);
-    } catch {
-      url = undefined;
-    }
-    if (!url || !['http:', 'https:'].includes(url.protocol) || text.length > 2048) {
+    if (!/^https?:\/\//i.test(text) || text.length > 2048) {
       throw new AppError('INVALID_REQUEST', 'webhook_url must be an http or https URL of at most 2048 characters.');
     }
-    const refused = this.config.bulk.webhook.allowPrivateNetworks ? undefined : refusedCallbackHost(url);
+    const refused = refusedCallbackUrl(text, this.config.bulk.webhook.allowPrivateNetworks);
     if (refused) throw new AppError('INVALID_REQUEST', `webhook_url must point to a public address: ${refused}.`);
   }
 }

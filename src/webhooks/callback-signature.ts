@@ -9,6 +9,14 @@ export function signCallback(secret: string, timestamp: string, rawBody: string)
   return createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex');
 }
 
+/**
+ * X-Signature: one signature per valid secret, comma-separated, the current secret's first. Outside a
+ * rotation's grace period that is one signature, as before rotations existed.
+ */
+export function signatureHeader(secrets: string[], timestamp: string, rawBody: string): string {
+  return secrets.map((secret) => signCallback(secret, timestamp, rawBody)).join(',');
+}
+
 /** What a receiver does (also the README's example): constant-time compare, and a bounded clock skew. */
 export function verifyCallback(
   secret: string,
@@ -21,6 +29,9 @@ export function verifyCallback(
   if (!signature || !timestamp || !/^\d+$/.test(timestamp)) return false;
   if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
   const expected = Buffer.from(signCallback(secret, timestamp, rawBody), 'hex');
-  const given = Buffer.from(signature, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  // Any of the signatures may be ours: during a rotation the receiver holds either secret.
+  return signature.split(',').some((candidate) => {
+    const given = Buffer.from(candidate.trim(), 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
-import { publicOnlyLookup, refusedCallbackHost } from '../common/callback-address';
-import { signCallback } from './callback-signature';
+import { publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
+import { signatureHeader } from './callback-signature';
 
 export class CallbackFailedError extends Error {}
 
@@ -22,11 +22,15 @@ export class CallbackClient {
     this.allowPrivateNetworks = config.bulk.webhook.allowPrivateNetworks;
   }
 
-  /** POSTs the JSON body, signed; throws CallbackFailedError unless the receiver answers 2xx in time. Redirects are not followed. */
-  async post(url: string, payload: object, secret: string): Promise<void> {
-    const target = new URL(url);
-    const refused = this.allowPrivateNetworks ? undefined : refusedCallbackHost(target);
+  /**
+   * POSTs the JSON body, signed with each of `secrets` (the current webhook secret, and the previous
+   * one during its grace period); throws CallbackFailedError unless the receiver answers 2xx in time.
+   * Redirects are not followed.
+   */
+  async post(url: string, payload: object, secrets: string[]): Promise<void> {
+    const refused = refusedCallbackUrl(url, this.allowPrivateNetworks);
     if (refused) throw new CallbackFailedError(`callback not delivered: ${refused}`);
+    const target = new URL(url);
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const status = await new Promise<number>((resolve, reject) => {
@@ -38,7 +42,7 @@ export class CallbackClient {
             'Content-Type': 'application/json; charset=utf-8',
             'Content-Length': Buffer.byteLength(body),
             'User-Agent': 'phone-filter-webhook/1',
-            'X-Signature': signCallback(secret, timestamp, body),
+            'X-Signature': signatureHeader(secrets, timestamp, body),
             'X-Signature-Timestamp': timestamp,
           },
           lookup: this.allowPrivateNetworks ? undefined : publicOnlyLookup,

@@ -71,7 +71,7 @@ export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicati
     try {
       const url = await this.settings.webhookUrl(event.accountId);
       if (!url) return await this.events.markNoWebhook(event.id);
-      await this.callbacks.post(url, eventBody(event), await this.settings.webhookSecret(event.accountId));
+      await this.callbacks.post(url, eventBody(event), await this.settings.webhookSecrets(event.accountId));
       await this.events.markDelivered(event.id);
     } catch (error) {
       const retryIn = event.attempts > retries ? null : retryDelaySeconds * 2 ** (event.attempts - 1) * (1 + Math.random() / 4);

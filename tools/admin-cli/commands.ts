@@ -162,6 +162,25 @@ export const ACCOUNT_COMMANDS: CommandSpec[] = [
     },
   },
   {
+    name: 'rotate-webhook-secret',
+    summary: 'Give an account a new webhook secret (printed once); the old one keeps signing callbacks for 24 hours.',
+    positionals: ['ACCOUNT_ID'],
+    options: [],
+    examples: ['rotate-webhook-secret 0b6c2b8e-3f1e-4c4a-9a57-3d8b7f6f2a11'],
+    prepare(args) {
+      const [accountId] = args.positionals;
+      return async (admin, actor) => {
+        const rotated = await admin.rotateWebhookSecret(accountId, actor);
+        return {
+          json: { account_id: accountId, ...rotated },
+          text:
+            lines([['account_id', accountId], ['webhook_secret', rotated.webhook_secret], ['previous_secret_valid_until', rotated.previous_secret_valid_until]]) +
+            '\nCallbacks carry both signatures until then (X-Signature: <new>,<old>).',
+        };
+      };
+    },
+  },
+  {
     name: 'list-plans',
     summary: 'List the plans and their rate limits.',
     positionals: [],

@@ -63,7 +63,9 @@ export class BulkRequestDto {
     example: 'https://example.com/hooks/phone-filter',
     description:
       'http(s) URL POSTed `{ id, status, total }` when the job completes, signed (X-Signature, X-Signature-Timestamp). ' +
-      'Must be a public address: loopback, private and link-local addresses (and `localhost`) are refused with 400.',
+      'Must be a global unicast address (or a name that resolves to one at delivery): loopback, private, link-local, ' +
+      'reserved and multicast addresses, their IPv6 spellings (IPv4-mapped, NAT64, 6to4, Teredo), IPv6 zone ids and ' +
+      '`localhost` are refused with 400.',
   })
   @IsOptional()
   @IsString()

@@ -23,7 +23,10 @@ export class SettingsDto {
   @ApiProperty({ example: 4, minimum: 0, description: "Credits one POST /api/v1/filter costs with these checks: the sum of their prices (this deployment's)." })
   cost_per_call: number;
 
-  @ApiProperty({ example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', description: 'Read-only HMAC key that signs bulk-job callbacks and account events (X-Signature).' })
+  @ApiProperty({
+    example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
+    description: 'HMAC key that signs bulk-job callbacks and account events (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.',
+  })
   webhook_secret: string;
 
   @ApiProperty({
@@ -51,6 +54,18 @@ export class SettingsDto {
     description: 'Where account events are POSTed, signed like bulk callbacks (balance.low; bulk.completed for jobs without callback_url); null: nowhere.',
   })
   webhook_url: string | null;
+}
+
+export class WebhookSecretRotationDto {
+  @ApiProperty({ example: 'whsec_Q3v8Zk1pN6tY0bRm4LxW9cJ2hF7dS5aG', description: 'The new HMAC key; callbacks are signed with it from now on.' })
+  webhook_secret: string;
+
+  @ApiProperty({
+    example: '2026-11-24T05:00:00.000Z',
+    format: 'date-time',
+    description: 'Until then the previous secret still signs callbacks too: X-Signature carries both signatures, comma-separated, the new one first.',
+  })
+  previous_secret_valid_until: string;
 }
 
 export class ChecksPatchDto {

@@ -1,0 +1,45 @@
+import { AppError } from './errors';
+
+/**
+ * Keys no request field is ever called, that JavaScript gives a meaning: class-transformer drops them
+ * silently (so the unknown-field rule never sees them) and, merged into an object, they could reach
+ * its prototype. Refused as unknown fields wherever they appear in a body or a query.
+ */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** C0 control characters (U+0000 to U+001F): NUL is refused by PostgreSQL text, the rest has no place in a field. */
+// eslint-disable-next-line no-control-regex -- matching control characters is this rule's purpose
+const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+
+/**
+ * The one rule for every string a client sends (body, query, path), checked on the raw input before
+ * any transformation, validation or database call: throws 400 INVALID_REQUEST naming the field when
+ * a string holds a control character or a key is a prototype key. `root` names the value itself
+ * (a path parameter's name), or is empty for an object whose keys are the fields (a body, a query).
+ * Iterative: bodies are at most 32 levels deep, but a walk must not trust that.
+ */
+export function refuseUnsafeInput(value: unknown, root = ''): void {
+  const stack: Array<[unknown, string]> = [[value, root]];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      const found = CONTROL_CHARACTER.exec(node);
+      if (found) throw controlCharacter(path || 'the value', found[0]);
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    const isArray = Array.isArray(node);
+    for (const key of Object.keys(node)) {
+      const field = isArray ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (!isArray && PROTOTYPE_KEYS.has(key)) throw new AppError('INVALID_REQUEST', `unknown field "${field}".`);
+      const found = CONTROL_CHARACTER.exec(key);
+      if (found) throw controlCharacter(`the name of field "${field}"`, found[0]);
+      stack.push([(node as Record<string, unknown>)[key], field]);
+    }
+  }
+}
+
+function controlCharacter(field: string, character: string): AppError {
+  const code = `U+${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return new AppError('INVALID_REQUEST', `${field} contains a control character (${code}); control characters are not accepted.`);
+}
