@@ -4,6 +4,7 @@ import { AdminAudit1763800000002 } from './1763800000002-AdminAudit';
 import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
 import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
+import { DailySpendingCap1764400000001 } from './1764400000001-DailySpendingCap';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   BulkJobs1763800000003,
   WebhookSecretRotation1764300000000,
   CustomerControls1764400000000,
+  DailySpendingCap1764400000001,
 ];

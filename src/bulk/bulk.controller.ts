@@ -85,7 +85,7 @@ export class BulkController {
     type: BulkAcceptedDto,
     headers: { 'Idempotent-Replayed': { description: 'Present (`true`) when the job is the one an earlier request with the same Idempotency-Key created.', schema: { type: 'string', enum: ['true'] } } },
   })
-  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE')
+  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'SPENDING_LIMIT_REACHED', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE')
   async submit(
     @CurrentAccount() account: AuthenticatedAccount,
     @BulkBody(BulkBodyValidation) body: BulkRequestDto,

@@ -100,15 +100,8 @@ export class BulkService {
   async quote(account: AuthenticatedAccount, request: BulkRequestDto): Promise<BulkQuoteDto> {
     const { plan, cost } = await this.prepare(account, request);
     const amount = plan.validCount * cost;
-    const balance = await this.credits.balance(account.accountId);
-    return {
-      total: plan.entries.length,
-      billable: plan.validCount,
-      invalid: plan.entries.length - plan.validCount,
-      cost: amount,
-      balance,
-      sufficient: balance >= amount,
-    };
+    const { balance, sufficient } = await this.credits.affordable(account.accountId, amount);
+    return { total: plan.entries.length, billable: plan.validCount, invalid: plan.entries.length - plan.validCount, cost: amount, balance, sufficient };
   }
 
   /** The checks of submit and quote alike: the callback address, at least one check enabled; then the plan. */

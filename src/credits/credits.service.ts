@@ -39,18 +39,13 @@ export class CreditsService {
   }
 
   /**
-   * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. Written
+   * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS (or SPENDING_LIMIT_REACHED,
+   * past the daily cap) and takes nothing. Written
    * together with the account's other concurrent charges (see ChargeBatcher).
    */
   async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
     const charge = await this.charges.charge(accountId, cost, details);
-    if (!charge) {
-      const balance = await this.credits.balance(accountId);
-      throw new AppError(
-        'INSUFFICIENT_CREDITS',
-        `Your credits have run out: this call costs ${cost} and your balance is ${balance ?? 0}. Top up your balance to continue.`,
-      );
-    }
+    if (!charge) throw await this.refusal(accountId, cost, 'call');
     this.metrics?.creditsCharged(cost);
     return charge;
   }
@@ -67,16 +62,44 @@ export class CreditsService {
     details: { reference: string; source: string | null; reason: string },
   ): Promise<LedgerWrite> {
     const reservation = await this.credits.reserve(transaction, accountId, amount, details);
-    if (!reservation) {
-      const balance = await this.credits.balance(accountId);
-      throw new AppError(
-        'INSUFFICIENT_CREDITS',
-        `Your credits have run out: this job needs ${amount} and your balance is ${balance ?? 0}. ` +
-          'Top up your balance, or send fewer numbers.',
-      );
-    }
+    if (!reservation) throw await this.refusal(accountId, amount, 'job');
     this.metrics?.creditsCharged(amount);
     return reservation;
+  }
+
+  /**
+   * Whether `amount` could be charged now: the balance, and what today's daily cap leaves (null: no
+   * cap). A quote, not a reservation: concurrent calls may take it first.
+   */
+  async affordable(accountId: string, amount: number): Promise<{ balance: number; sufficient: boolean }> {
+    const state = await this.credits.spendingState(accountId);
+    if (!state) throw new AppError('NOT_FOUND', `No account ${accountId}.`);
+    const withinCap = state.dailyCreditLimit === null || state.spentToday + amount <= state.dailyCreditLimit;
+    return { balance: state.balance, sufficient: state.balance >= amount && withinCap };
+  }
+
+  /**
+   * Why a charge of `amount` was refused: the daily cap when it does not leave room for it (a top-up
+   * would not help), otherwise the balance.
+   */
+  private async refusal(accountId: string, amount: number, what: 'call' | 'job'): Promise<AppError> {
+    const state = await this.credits.spendingState(accountId);
+    const cap = state?.dailyCreditLimit ?? null;
+    if (state && cap !== null && state.spentToday + amount > cap) {
+      const resets = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1)).toISOString();
+      return new AppError(
+        'SPENDING_LIMIT_REACHED',
+        `This ${what} costs ${amount} credits and would pass your daily spending limit of ${cap} credits: ` +
+          `${Math.max(0, cap - state.spentToday)} left today. The limit resets at ${resets} (00:00 UTC); ` +
+          'raise or remove daily_credit_limit with PATCH /api/v1/settings. Nothing was charged.',
+      );
+    }
+    return new AppError(
+      'INSUFFICIENT_CREDITS',
+      what === 'call'
+        ? `Your credits have run out: this call costs ${amount} and your balance is ${state?.balance ?? 0}. Top up your balance to continue.`
+        : `Your credits have run out: this job needs ${amount} and your balance is ${state?.balance ?? 0}. Top up your balance, or send fewer numbers.`,
+    );
   }
 
   /** Gives back part of a reservation, exactly once per reservation (false when already done). */

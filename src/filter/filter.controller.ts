@@ -78,7 +78,7 @@ export class FilterController {
       },
     },
   })
-  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE', 'PROVIDER_UNAVAILABLE')
+  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'SPENDING_LIMIT_REACHED', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE', 'PROVIDER_UNAVAILABLE')
   async filter(
     @CurrentAccount() account: AuthenticatedAccount,
     @Body() body: FilterRequestDto,
