@@ -10,7 +10,7 @@ import { UsagePageDto } from '../credits/dto/usage.dto';
 import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
 import { SettingsChanges, SettingsService } from '../settings/settings.service';
 import { AdminAuditRepository, AuditRecord } from './admin-audit.repository';
-import { AccountDto, AccountPageDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
+import { AccountDto, AccountPageDto, AccountSummaryDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
 
 /** The controls an admin may set on an account's settings (the customer's own PATCH /api/v1/settings may also change checks). */
 export type AccountControlChanges = Pick<SettingsChanges, 'daily_credit_limit' | 'low_balance_threshold' | 'webhook_url'>;
@@ -82,12 +82,7 @@ export class AdminService {
     const account = await this.requireAccount(id);
     const [settings, keys] = await Promise.all([this.settings.get(id), this.keys.listForAccount(id)]);
     return {
-      id: account.id,
-      name: account.name,
-      plan: account.plan,
-      balance: account.balance,
-      disabled: account.disabled,
-      created_at: account.createdAt.toISOString(),
+      ...accountSummary(account),
       settings: {
         checks: settings.checks,
         daily_credit_limit: settings.daily_credit_limit,
@@ -149,17 +144,7 @@ export class AdminService {
     requireInteger(limit, 'limit', 1, ADMIN_LIMITS.accountPageMax);
     const filter = { name: query.name, plan: query.plan, disabled: query.disabled, balanceBelow: query.balance_below };
     const page = await keysetPage('acct', limit, query.cursor, (rows, beforeSeq) => this.accounts.page(filter, rows, beforeSeq), (account) => account.seq);
-    return {
-      accounts: page.rows.map((account) => ({
-        id: account.id,
-        name: account.name,
-        plan: account.plan,
-        balance: account.balance,
-        disabled: account.disabled,
-        created_at: account.createdAt.toISOString(),
-      })),
-      next_cursor: page.nextCursor,
-    };
+    return { accounts: page.rows.map(accountSummary), next_cursor: page.nextCursor };
   }
 
   /** The account's ledger exactly as the customer sees it (GET /api/v1/usage). */
@@ -284,6 +269,17 @@ export class AdminService {
       this.logger.error(`Audit row not written (${error.message}); the action stands: ${JSON.stringify(entry)}`);
     });
   }
+}
+
+function accountSummary(account: Account): AccountSummaryDto {
+  return {
+    id: account.id,
+    name: account.name,
+    plan: account.plan,
+    balance: account.balance,
+    disabled: account.disabled,
+    created_at: account.createdAt.toISOString(),
+  };
 }
 
 function toActor(by: ActorRef): AdminActor {

@@ -14,6 +14,15 @@ function optionalText(args: ParsedArgs, name: string): string | undefined {
   return value;
 }
 
+/** `--limit` and `--cursor` of a paged listing. */
+function pageOptions(args: ParsedArgs): { limit?: number; cursor?: string } {
+  const limitText = optionalText(args, 'limit');
+  return {
+    limit: limitText === undefined ? undefined : integerArg(limitText, '--limit', (n) => n > 0, 'a positive integer'),
+    cursor: optionalText(args, 'cursor'),
+  };
+}
+
 /** The customer controls and the admin's views of accounts (README "Admin CLI"). */
 const CONTROL_COMMANDS: CommandSpec[] = [
   {
@@ -57,14 +66,12 @@ const CONTROL_COMMANDS: CommandSpec[] = [
       const disabledText = optionalText(args, 'disabled');
       if (disabledText !== undefined && disabledText !== 'yes' && disabledText !== 'no') throw new UsageError('--disabled must be yes or no');
       const balanceText = optionalText(args, 'balance-below');
-      const limitText = optionalText(args, 'limit');
       const query = {
         name: optionalText(args, 'name'),
         plan: optionalText(args, 'plan'),
         disabled: disabledText === undefined ? undefined : disabledText === 'yes',
         balance_below: balanceText === undefined ? undefined : integerArg(balanceText, '--balance-below', (n) => n >= 0, 'an integer >= 0'),
-        limit: limitText === undefined ? undefined : integerArg(limitText, '--limit', (n) => n > 0, 'a positive integer'),
-        cursor: optionalText(args, 'cursor'),
+        ...pageOptions(args),
       };
       return async (admin) => {
         const page = await admin.listAccounts(query);
@@ -85,8 +92,7 @@ const CONTROL_COMMANDS: CommandSpec[] = [
     examples: ['usage 0b6c2b8e-3f1e-4c4a-9a57-3d8b7f6f2a11 --limit 20'],
     prepare(args) {
       const [accountId] = args.positionals;
-      const limitText = optionalText(args, 'limit');
-      const query = { limit: limitText === undefined ? undefined : integerArg(limitText, '--limit', (n) => n > 0, 'a positive integer'), cursor: optionalText(args, 'cursor') };
+      const query = pageOptions(args);
       return async (admin) => {
         const page = await admin.accountUsage(accountId, query);
         const rows = page.entries.map((e) => [e.id, e.type, e.amount, e.balance_after, e.phone ?? '', e.source ?? '', e.created_at]);
