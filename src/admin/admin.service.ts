@@ -128,9 +128,10 @@ export class AdminService {
   /** The daily cap, low-balance threshold and webhook URL of an account (null clears one), in the audit trail. */
   async updateAccountControls(id: string, changes: AccountControlChanges, by: ActorRef): Promise<AccountDto> {
     const actor = toActor(by);
-    await this.requireAccount(id);
     const sent = CONTROL_KEYS.filter((key) => changes[key] !== undefined);
     if (sent.length === 0) throw new AppError('INVALID_REQUEST', `Send at least one of ${CONTROL_KEYS.join(', ')}.`);
+    this.settings.checkChanges(changes);
+    await this.requireAccount(id);
     const current = await this.settings.get(id);
     const updated = await this.settings.update(id, Object.fromEntries(sent.map((key) => [key, changes[key]])));
     const pick = (from: typeof current) => Object.fromEntries(sent.map((key) => [key, from[key]]));

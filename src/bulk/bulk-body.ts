@@ -1,5 +1,7 @@
 import { ArgumentMetadata, createParamDecorator, ExecutionContext, Injectable, PipeTransform } from '@nestjs/common';
 import type { Request } from 'express';
+import { AppError } from '../common/errors';
+import { refuseUnsafeInput } from '../common/raw-input';
 import { StrictValidationPipe } from '../common/validation';
 import { bulkEntriesFromCsv } from './csv-input';
 import { MAX_BULK_ENTRIES } from './dto/bulk.dto';
@@ -11,7 +13,14 @@ import { MAX_BULK_ENTRIES } from './dto/bulk.dto';
  */
 export const BulkBody = createParamDecorator((_data: unknown, context: ExecutionContext): unknown => {
   const request = context.switchToHttp().getRequest<Request>();
-  if (typeof request.body !== 'string' || !request.is('text/csv')) return request.body;
+  refuseUnsafeInput(request.query);
+  if (typeof request.body !== 'string' || !request.is('text/csv')) {
+    const sent = Object.keys(request.query);
+    if (sent.length > 0) {
+      throw new AppError('INVALID_REQUEST', `The query parameter "${sent[0]}" is for text/csv bodies only: send it as a field of the JSON body.`);
+    }
+    return request.body;
+  }
   const entries = bulkEntriesFromCsv(request.body, MAX_BULK_ENTRIES).map(({ phone, reference }) =>
     reference === undefined ? phone : { phone, reference },
   );

@@ -69,11 +69,8 @@ export class SettingsService {
    * well as by the HTTP DTOs, because the CLI has no validation pipe.
    */
   async update(accountId: string, changes: SettingsChanges): Promise<SettingsDto> {
+    this.checkChanges(changes);
     const { checks = {}, daily_credit_limit, low_balance_threshold, webhook_url } = changes;
-    if (Object.values(changes).every((value) => value === undefined)) throw new AppError('INVALID_REQUEST', `Send at least one of ${CHANGEABLE}.`);
-    requireCredits(daily_credit_limit, 'daily_credit_limit');
-    requireCredits(low_balance_threshold, 'low_balance_threshold');
-    if (webhook_url !== undefined && webhook_url !== null) this.requirePublicUrl(webhook_url);
     await this.settings.update(accountId, checks, {
       dailyCreditLimit: daily_credit_limit,
       lowBalanceThreshold: low_balance_threshold,
@@ -81,6 +78,14 @@ export class SettingsService {
     });
     this.cache.delete(accountId);
     return this.load(accountId);
+  }
+
+  /** 400 INVALID_REQUEST unless `changes` is a valid change of settings (also for callers that check before anything else). */
+  checkChanges(changes: SettingsChanges): void {
+    if (Object.values(changes).every((value) => value === undefined)) throw new AppError('INVALID_REQUEST', `Send at least one of ${CHANGEABLE}.`);
+    requireCredits(changes.daily_credit_limit, 'daily_credit_limit');
+    requireCredits(changes.low_balance_threshold, 'low_balance_threshold');
+    if (changes.webhook_url !== undefined && changes.webhook_url !== null) this.requirePublicUrl(changes.webhook_url);
   }
 
   /** Where account events go now (null: nowhere). */
