@@ -369,7 +369,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the webhook secret: a new one now, the old one still valid for 24 hours.
-         * @description Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the new secret's first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new secret at any time within the grace period. Rotating again ends the older secret at once. No body.
+         * @description Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the new secret's first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new secret at any time within the grace period. Rotating again ends the older secret at once, so a retried rotation (after a timeout, say) leaves only the last two valid: use the secret of the latest answer, or read it with GET /api/v1/settings. Each rotation is in the admin audit trail (the key that asked, never a secret). No body.
          */
         post: operations["SettingsController_rotateWebhookSecret"];
         delete?: never;

@@ -35,7 +35,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     // IPv6 spellings of internal IPv4 addresses (issue 12, row 7): the embedded IPv4 is what is judged.
     ['IPv4-compatible ::127.0.0.1', () => `http://[::127.0.0.1]:${port}/hook`, /not global unicast/],
     ['IPv4-translated ::ffff:0:127.0.0.1', () => `http://[::ffff:0:127.0.0.1]:${port}/hook`, /127\.0\.0\.1, loopback/],
-    ['NAT64 local-use 64:ff9b:1::7f00:1', () => `http://[64:ff9b:1::7f00:1]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    ['NAT64 local-use 64:ff9b:1::7f00:1', () => `http://[64:ff9b:1::7f00:1]:${port}/hook`, /NAT64 local-use prefix/],
     ['NAT64 well-known 64:ff9b::a9fe:a9fe', () => 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data', /169\.254\.169\.254, linkLocal/],
     ['6to4 2002:7f00:1::', () => `http://[2002:7f00:1::]:${port}/hook`, /127\.0\.0\.1, loopback/],
     ['Teredo of 127.0.0.1', () => `http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:${port}/hook`, /127\.0\.0\.1, loopback/],
