@@ -21,6 +21,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SettingsModule } from './settings/settings.module';
+import { WatchlistsModule } from './watchlists/watchlists.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
@@ -44,6 +45,7 @@ export class AppModule {
         SettingsModule,
         FilterModule,
         BulkModule,
+        WatchlistsModule,
         WebhooksModule,
         AdminModule,
         HealthModule,

@@ -6,7 +6,7 @@ import { eventually } from './helpers/eventually';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
-import { Receiver, startReceiver } from './helpers/receiver';
+import { CallbackReceiver as Receiver, startReceiver } from './helpers/callback-receiver';
 import { startTestApp, TestApp } from './helpers/test-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

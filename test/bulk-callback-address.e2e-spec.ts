@@ -49,6 +49,20 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
   });
 
+  it('applies the same rule to watchlist callbacks, on creation and on PATCH', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const refused = await request(t.http)
+      .post('/api/v1/watchlists')
+      .set(account.auth)
+      .send({ phones: ['+447400123456'], interval: 'daily', callback_url: `http://127.0.0.1:${port}/hook` });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toEqual({ code: 'INVALID_REQUEST', message: expect.stringMatching(/127\.0\.0\.1 is not a public address/) });
+    const created = await request(t.http).post('/api/v1/watchlists').set(account.auth).send({ phones: ['+447400123456'], interval: 'daily' }).expect(201);
+    const patched = await request(t.http).patch(`/api/v1/watchlists/${created.body.id}`).set(account.auth).send({ callback_url: 'http://169.254.169.254/x' });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toMatch(/169\.254\.169\.254 is not a public address/);
+  });
+
   it('never connects to a name that resolves to a private address, and says why', async () => {
     const client = t.app.get(CallbackClient);
     const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, ['secret']);

@@ -7,10 +7,10 @@ import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
+import { startReceiver } from './helpers/callback-receiver';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
 import { eventually } from './helpers/eventually';
-import { startReceiver } from './helpers/receiver';
 
 describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', () => {
   let simulator: UpstreamSimulator;

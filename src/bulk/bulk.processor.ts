@@ -10,7 +10,7 @@ import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
 import { CallbackClient } from '../webhooks/callback.client';
 import { EventsService } from '../webhooks/events.service';
-import { ConcurrencyLimit } from './concurrency-limit';
+import { ConcurrencyLimit } from '../common/concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =
   'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';
@@ -120,7 +120,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks, { maxAgeSeconds: maxAgeSeconds ?? undefined }) };
+      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk', maxAgeSeconds: maxAgeSeconds ?? undefined }) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

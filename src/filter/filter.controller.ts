@@ -28,8 +28,8 @@ export class FilterController {
       'that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged ' +
       'like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.\n\n' +
       'Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, ' +
-      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 alternates CONNECTED/ABSENT and ' +
-      '0006 its operator at each live lookup; anything else CONNECTED.\n\n' +
+      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and ' +
+      '0006 its operator in turn at each live lookup; anything else CONNECTED.\n\n' +
       'Freshness: answers are cached per number and check. `Cache-Control: no-cache` (or `max-age=0`) looks the enabled ' +
       'checks up live; `max-age=<seconds>` uses no cached answer older than that. A live answer refreshes the cache. ' +
       'The price is the same either way.',
@@ -85,10 +85,12 @@ export class FilterController {
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Headers('cache-control') cacheControl: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<FilterResultDto> {
+  ): Promise<string> {
     const freshness = { maxAgeSeconds: requestedMaxAge(cacheControl) };
     const outcome = await this.filters.filter(account, body, validateIdempotencyKey(idempotencyKey), freshness);
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
-    return outcome.result;
+    // The body as serialized once: a replay sends the same bytes, with the same Content-Type.
+    response.type('application/json');
+    return outcome.body;
   }
 }

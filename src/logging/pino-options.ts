@@ -69,6 +69,7 @@ export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'limit',
   'cursor',
   'target_id',
+  'since',
   // GET /admin/v1/accounts
   'name',
   'plan',

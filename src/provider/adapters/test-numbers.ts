@@ -10,13 +10,7 @@ export type TestNumberRule =
   /** The upstream fails (the simulator answers 5xx, the sandbox throws ProviderUnavailableError). */
   | { kind: 'failure' }
   /** The upstream answers only after `delayMs`, longer than any sensible timeout. */
-  | { kind: 'slow'; delayMs: number; status: ConnectionStatus; isPorted: boolean }
-  /**
-   * Changes at each live lookup (never from the cache): `status` alternates CONNECTED (first lookup),
-   * ABSENT, CONNECTED...; `operator` alternates the original carrier (first lookup) and another one.
-   * They make a fresh answer visible (Cache-Control on /filter, watchlists).
-   */
-  | { kind: 'alternating'; changes: 'status' | 'operator' };
+  | { kind: 'slow'; delayMs: number; status: ConnectionStatus; isPorted: boolean };
 
 export const SLOW_ANSWER_DELAY_MS = 10_000;
 
@@ -26,42 +20,52 @@ export const TEST_NUMBER_RULES: Readonly<Record<string, TestNumberRule>> = {
   '0002': { kind: 'answer', status: 'CONNECTED', isPorted: true },
   '0003': { kind: 'failure' },
   '0004': { kind: 'slow', delayMs: SLOW_ANSWER_DELAY_MS, status: 'CONNECTED', isPorted: false },
-  '0005': { kind: 'alternating', changes: 'status' },
-  '0006': { kind: 'alternating', changes: 'operator' },
 };
-
-/**
- * Counts the live lookups of each alternating number (per process, per check): the sandbox and the
- * simulator each keep one. `next` answers true on odd lookups after the first (the "other" state).
- */
-export class Alternation {
-  private readonly counts = new Map<string, number>();
-
-  next(key: string): boolean {
-    const count = this.counts.get(key) ?? 0;
-    this.counts.set(key, count + 1);
-    return count % 2 === 1;
-  }
-}
-
-/**
- * What an alternating number answers now: its status and whether its operator is the other one.
- * Advances that number's count for the check asking.
- */
-export function alternatingAnswer(
-  rule: Extract<TestNumberRule, { kind: 'alternating' }>,
-  alternation: Alternation,
-  key: string,
-): { status: ConnectionStatus; otherOperator: boolean } {
-  const flipped = alternation.next(key);
-  return { status: rule.changes === 'status' && flipped ? 'ABSENT' : 'CONNECTED', otherOperator: rule.changes === 'operator' && flipped };
-}
 
 const DEFAULT_RULE: TestNumberRule = { kind: 'answer', status: 'CONNECTED', isPorted: false };
 
-/** The rule for a number (E.164 or bare digits) that is valid for its numbering plan. */
+/** The rule for a number (E.164 or bare digits) that is valid for its numbering plan, at its first lookup. */
 export function testNumberRule(number: string): TestNumberRule {
-  return TEST_NUMBER_RULES[number.slice(-4)] ?? DEFAULT_RULE;
+  return ALTERNATING_RULES[number.slice(-4)]?.[0] ?? TEST_NUMBER_RULES[number.slice(-4)] ?? DEFAULT_RULE;
+}
+
+/**
+ * Numbers whose answer changes at each live lookup, so that a watchlist shows changes at once: 0005
+ * alternates CONNECTED and ABSENT; 0006 alternates its operator (its original one, then another: it
+ * is ported away, then back, so is_ported alternates with it).
+ */
+const ALTERNATING_RULES: Readonly<Record<string, readonly [TestNumberRule, TestNumberRule]>> = {
+  '0005': [
+    { kind: 'answer', status: 'CONNECTED', isPorted: false },
+    { kind: 'answer', status: 'ABSENT', isPorted: false },
+  ],
+  '0006': [
+    { kind: 'answer', status: 'CONNECTED', isPorted: false },
+    { kind: 'answer', status: 'CONNECTED', isPorted: true },
+  ],
+};
+
+/** Bounds the memory of the lookup counts (only alternating numbers are counted); past it they start over. */
+const MAX_COUNTED_NUMBERS = 100_000;
+
+/**
+ * The test-number table with the memory the alternating numbers need: one per sandbox adapter and
+ * one per simulator. Lookups are counted per number and per kind of lookup (an upstream endpoint, a
+ * check), so that the several lookups of one answer (network status and portability) agree.
+ */
+export class TestNumberTable {
+  private readonly lookups = new Map<string, number>();
+
+  /** The rule for one live lookup of `number` by `lookup`. */
+  rule(number: string, lookup: string): TestNumberRule {
+    const turns = ALTERNATING_RULES[number.slice(-4)];
+    if (!turns) return testNumberRule(number);
+    const key = `${lookup}:${number}`;
+    const done = this.lookups.get(key) ?? 0;
+    if (done === 0 && this.lookups.size >= MAX_COUNTED_NUMBERS) this.lookups.clear();
+    this.lookups.set(key, done + 1);
+    return turns[done % 2];
+  }
 }
 
 /**

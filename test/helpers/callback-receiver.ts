@@ -6,14 +6,14 @@ export interface ReceivedCall {
   body: string;
 }
 
-export interface Receiver {
+export interface CallbackReceiver {
   url: string;
   calls: ReceivedCall[];
   close: () => Promise<void>;
 }
 
 /** A callback receiver on a free local port that answers `statuses` in turn (then 200). */
-export async function startReceiver(statuses: number[] = []): Promise<Receiver> {
+export async function startReceiver(statuses: number[] = [], path = '/hooks/bulk'): Promise<CallbackReceiver> {
   const calls: ReceivedCall[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -25,5 +25,5 @@ export async function startReceiver(statuses: number[] = []): Promise<Receiver> 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks/bulk`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url: `http://127.0.0.1:${port}${path}`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
