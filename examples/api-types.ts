@@ -2664,7 +2664,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters). */
+                /** @description Optional. Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters, e.g. your order id). Use a new key for each new request; leave it empty to send none. */
                 "Idempotency-Key"?: string;
                 /** @description `no-cache` or `max-age=0`: never from the cache; `max-age=<seconds>`: no cached answer older than that. Other directives are ignored; a malformed max-age is 400. */
                 "Cache-Control"?: string;

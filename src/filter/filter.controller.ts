@@ -44,8 +44,11 @@ export class FilterController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: 'Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters).',
-    schema: { type: 'string', minLength: 1, maxLength: 255, example: 'order-1842-check' },
+    // No `example`: Swagger UI would pre-fill it, and a second "Try it out" with another number would get 409.
+    description:
+      'Optional. Retry safely: the same key and body within 24 h get the first answer again, charged once ' +
+      '(1 to 255 printable characters, e.g. your order id). Use a new key for each new request; leave it empty to send none.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
   })
   @ApiBody({
     type: FilterRequestDto,
