@@ -5,6 +5,8 @@ import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
 import { IdempotentCharges1764100000000 } from './1764100000000-IdempotentCharges';
 import { BulkChunkLeases1764200000000 } from './1764200000000-BulkChunkLeases';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
+import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
+import { DailySpendingCap1764400000001 } from './1764400000001-DailySpendingCap';
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
@@ -16,5 +18,7 @@ export const MIGRATIONS = [
   IdempotentCharges1764100000000,
   BulkChunkLeases1764200000000,
   WebhookSecretRotation1764300000000,
+  CustomerControls1764400000000,
+  DailySpendingCap1764400000001,
   Watchlists1764500000000,
 ];

@@ -59,6 +59,8 @@ export class AppConfig {
     queueSchema: string;
     webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
+  /** Account events: delivered with the bulk callbacks' timeout, retries and address rule. */
+  readonly events: { pollIntervalMs: number };
   readonly watchlists: {
     concurrency: number;
     chunkSize: number;
@@ -133,6 +135,7 @@ export class AppConfig {
         allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
     };
+    this.events = { pollIntervalMs: env.EVENTS_POLL_INTERVAL_MS };
     this.watchlists = {
       concurrency: env.WATCHLIST_CONCURRENCY,
       chunkSize: env.WATCHLIST_CHUNK_SIZE,

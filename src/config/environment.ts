@@ -180,6 +180,10 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(3600)
   BULK_WEBHOOK_RETRY_DELAY_SECONDS: number = 5;
 
+  /** How often each instance looks for account events to deliver (balance.low, bulk.completed to webhook_url). */
+  @IsInt() @Min(50) @Max(60000)
+  EVENTS_POLL_INTERVAL_MS: number = 1000;
+
   /**
    * Lets callback_url point at loopback, private and link-local addresses (development, tests, a
    * receiver inside your own network). Off: callbacks go to public addresses only.

@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError } from '../common/errors';
+import { validateIdempotencyKey } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
 import { KEY_IN_USE } from '../credits/credits.service';
 import { IdempotencyRepository, StoredIdempotentCall } from './idempotency.repository';
-
-const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
 
 /** An answer as the bytes of its JSON body; `replayed` when it is not the first answer for its key. */
 export interface SerializedAnswer {
@@ -43,9 +42,7 @@ export class IdempotencyService {
   ) {}
 
   static validateKey(key: string | undefined): string | undefined {
-    if (key === undefined) return undefined;
-    if (!KEY_SHAPE.test(key)) throw new AppError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
-    return key;
+    return validateIdempotencyKey(key);
   }
 
   async run(accountId: string, key: string | undefined, request: unknown, work: IdempotentWork): Promise<SerializedAnswer> {

@@ -90,7 +90,21 @@ function prettyStream(): { write(line: string): void } {
  * openapi.json). Only these names are logged: anything else a client puts in a query string, a key or
  * a token used as a name included, is logged as `(name)`.
  */
-export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor', 'target_id', 'since']);
+export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+  'limit',
+  'cursor',
+  'target_id',
+  'since',
+  // GET /admin/v1/accounts
+  'name',
+  'plan',
+  'disabled',
+  'balance_below',
+  // a text/csv bulk upload's options
+  'source',
+  'callback_url',
+  'max_age',
+]);
 
 /**
  * The query string with every value dropped (`limit=*&cursor=*`): which parameters came, never what

@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
-import { refusedCallbackUrl } from '../webhooks/callback-address';
+import { refusedCallbackUrl } from '../common/callback-address';
 import {
   CreateWatchlistDto, RejectedEntryDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistCreatedDto, WatchlistDto,
   WatchlistPageDto, WatchlistSummaryDto,

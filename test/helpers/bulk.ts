@@ -1,9 +1,9 @@
 import request from 'supertest';
 import type { App } from 'supertest/types';
 
-/** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 5). */
+/** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 7; 0005 and 0006 are test numbers). */
 export function distinctNumbers(count: number, block: number): string[] {
-  return Array.from({ length: count }, (_, i) => `+4474${String(block).padStart(2, '0')}${String(i).padStart(5, '0')}5`);
+  return Array.from({ length: count }, (_, i) => `+4474${String(block).padStart(2, '0')}${String(i).padStart(5, '0')}7`);
 }
 
 /** Polls GET /api/v1/filter/bulk/{id} until the job has completed; returns its last body. */
