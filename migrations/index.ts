@@ -5,6 +5,7 @@ import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
 import { IdempotentCharges1764100000000 } from './1764100000000-IdempotentCharges';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
+import { WatchlistLeaseOwners1764500000100 } from './1764500000100-WatchlistLeaseOwners';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   IdempotentCharges1764100000000,
   WebhookSecretRotation1764300000000,
   Watchlists1764500000000,
+  WatchlistLeaseOwners1764500000100,
 ];
