@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
@@ -30,6 +32,25 @@ async function refuseUpdates(t: TestApp, table: string, when: string): Promise<(
   };
 }
 
+/** A callback receiver that holds every request open until `release()`. */
+async function startHoldingReceiver(): Promise<{ url: string; held: () => number; release: () => Promise<void> }> {
+  const waiting: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => waiting.push(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/held`,
+    held: () => waiting.filter((res) => !res.writableEnded).length,
+    release: async () => {
+      for (const res of waiting) res.writeHead(200).end();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 describe('watchlists after review (sandbox provider)', () => {
   let t: TestApp;
   let receiver: CallbackReceiver;
@@ -45,6 +66,7 @@ describe('watchlists after review (sandbox provider)', () => {
       WATCHLIST_POLL_INTERVAL_MS: '100',
       WATCHLIST_LEASE_SECONDS: '2',
       BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
+      BULK_WEBHOOK_TIMEOUT_MS: '30000',
       BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', // the receiver listens on 127.0.0.1
     });
   });
@@ -106,6 +128,22 @@ describe('watchlists after review (sandbox provider)', () => {
     // Given time to run again, no worker checks, charges or refunds anything more.
     await sleep(3000);
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 88, ledgerSum: 88, byType: { TOPUP: 1, CHARGE: 6, REFUND: 3 }, unsettledCharges: 0 });
+  }, 30_000);
+
+  it('runs rounds while a callback receiver keeps a delivery waiting', async () => {
+    const holding = await startHoldingReceiver();
+    try {
+      const account = await createAccount(t, { credits: 100 });
+      const slow = (await create(account, { phones: ['+447400310005'], interval: 'daily', callback_url: holding.url }).expect(201)).body.id;
+      await waitForRound(t.http, account.auth, slow, 1);
+      await request(t.http).post(`/api/v1/watchlists/${slow}/check`).set(account.auth).expect(202);
+      await eventually(async () => holding.held(), (held) => held === 1, 10_000); // its change is being delivered, unanswered
+      const other = (await create(account, { phones: ['+447400310001'], interval: 'daily' }).expect(201)).body.id;
+      expect((await waitForRound(t.http, account.auth, other, 1, 10_000)).last_round).toMatchObject({ round: 1, checked: 1 });
+      expect(holding.held()).toBe(1);
+    } finally {
+      await holding.release();
+    }
   }, 30_000);
 
   it('says so by callback each time the same round is refused for credits', async () => {

@@ -25,6 +25,7 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
   private timer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
   private polling: Promise<void> | undefined;
+  private delivering: Promise<void> | undefined;
   private stopped = false;
 
   constructor(
@@ -52,7 +53,7 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
     clearInterval(this.timer);
     this.runner.stop();
     await this.polling;
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.delivering]);
   }
 
   /** Looks for work now rather than at the next poll (a round was just started here). */
@@ -76,7 +77,14 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
         });
       this.running.add(work);
     }
-    if (this.stopped) return;
+    // Callbacks are sent beside the poll, not in it: a slow receiver must not hold up the rounds.
+    if (this.stopped || this.delivering) return;
+    this.delivering = this.deliverDue()
+      .catch((error: Error) => this.logger.warn(`Watchlist callbacks failed: ${error.message}`))
+      .finally(() => (this.delivering = undefined));
+  }
+
+  private async deliverDue(): Promise<void> {
     const events = await this.events.claimDueEvents(this.settings.scheduleGroup, EVENTS_PER_POLL, Math.ceil((this.webhook.timeoutMs * 2) / 1000));
     await Promise.all(events.map((event) => this.deliver(event)));
   }
