@@ -106,11 +106,15 @@ describe('watchlists after review (sandbox provider)', () => {
     expect(await watchlistIds(account)).toEqual([first.body.id]);
   }, 30_000);
 
-  it('a deleted watchlist refunds, once, each number its running round charged and never checked', async () => {
+  /**
+   * The worker stops after charging a round and before writing its answers (the database refuses the
+   * answers of this watchlist), then `stop` deletes or pauses the watchlist: the charged, unchecked
+   * numbers are refunded at once, and only once.
+   */
+  async function stoppedMidRound(suffix: string, stop: (account: TestAccount, id: string) => Promise<void>): Promise<{ account: TestAccount; id: string }> {
     const account = await createAccount(t, { credits: 100 });
-    const id = (await create(account, { phones: ['+447400302001', '+447400302002', '+447400302003'], interval: 'daily' }).expect(201)).body.id;
+    const id = (await create(account, { phones: ['1', '2', '3'].map((n) => `+4474003020${suffix}${n}`), interval: 'daily' }).expect(201)).body.id;
     await waitForRound(t.http, account.auth, id, 1);
-    // The worker dies after charging and before writing the answers: the database refuses the answers.
     const allowAnswers = await refuseUpdates(t, 'watchlist_entries', `NEW.watchlist_id = '${id}' AND NEW.checked_round > OLD.checked_round AND NEW.last_error IS NULL`);
     try {
       await request(t.http).post(`/api/v1/watchlists/${id}/check`).set(account.auth).expect(202);
@@ -120,13 +124,30 @@ describe('watchlists after review (sandbox provider)', () => {
         10_000,
       );
       expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 76, byType: { TOPUP: 1, CHARGE: 6 } });
-      await request(t.http).delete(`/api/v1/watchlists/${id}`).set(account.auth).expect(200);
-      await request(t.http).delete(`/api/v1/watchlists/${id}`).set(account.auth).expect(404);
+      await stop(account, id);
     } finally {
       await allowAnswers();
     }
+    return { account, id };
+  }
+
+  it('a deleted watchlist refunds, once, each number its running round charged and never checked', async () => {
+    const { account } = await stoppedMidRound('1', async (owner, id) => {
+      await request(t.http).delete(`/api/v1/watchlists/${id}`).set(owner.auth).expect(200);
+      await request(t.http).delete(`/api/v1/watchlists/${id}`).set(owner.auth).expect(404);
+    });
     // Given time to run again, no worker checks, charges or refunds anything more.
     await sleep(3000);
+    expect(await ledgerState(t.db, account.id)).toEqual({ balance: 88, ledgerSum: 88, byType: { TOPUP: 1, CHARGE: 6, REFUND: 3 }, unsettledCharges: 0 });
+  }, 30_000);
+
+  it('a paused watchlist refunds what its running round charged and never checked; resumed, the round ends without charging them again', async () => {
+    const { account, id } = await stoppedMidRound('2', async (owner, watchlistId) => {
+      await request(t.http).patch(`/api/v1/watchlists/${watchlistId}`).set(owner.auth).send({ paused: true }).expect(200);
+    });
+    expect(await ledgerState(t.db, account.id)).toEqual({ balance: 88, ledgerSum: 88, byType: { TOPUP: 1, CHARGE: 6, REFUND: 3 }, unsettledCharges: 0 });
+    await request(t.http).patch(`/api/v1/watchlists/${id}`).set(account.auth).send({ paused: false }).expect(200);
+    expect((await waitForRound(t.http, account.auth, id, 2)).last_round).toMatchObject({ round: 2, status: 'completed' });
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 88, ledgerSum: 88, byType: { TOPUP: 1, CHARGE: 6, REFUND: 3 }, unsettledCharges: 0 });
   }, 30_000);
 

@@ -4,55 +4,13 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { isUniqueViolation } from '../common/unique-violation';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
-import type { WatchedField, WatchInterval } from './watch-rules';
+import type { WatchInterval } from './watch-rules';
+import { ChangeRow, EntryRow, RoundRow, StoredStatus, toChange, toRound, toWatchlist, Watchlist } from './watchlist-rows';
 
-export type StoredStatus = 'active' | 'paused' | 'paused_insufficient_credits';
+export type { ChangeRow, EntryRow, RoundRow, StoredStatus, Watchlist } from './watchlist-rows';
 
-export interface Watchlist {
-  id: string;
-  seq: string;
-  accountId: string;
-  name: string | null;
-  interval: WatchInterval;
-  callbackUrl: string | null;
-  status: StoredStatus;
-  total: number;
-  round: number;
-  roundRunning: boolean;
-  nextCheckAt: Date;
-  createdAt: Date;
-}
-
-export interface RoundRow {
-  round: number;
-  trigger: 'schedule' | 'manual';
-  costPerNumber: number;
-  checked: number;
-  failed: number;
-  changes: number;
-  startedAt: Date;
-  completedAt: Date | null;
-}
-
-export interface EntryRow {
-  id: string;
-  phone: string;
-  reference: string | null;
-  result: FilterResultDto | null;
-  error: string | null;
-  checkedAt: Date | null;
-}
-
-export interface ChangeRow {
-  id: string;
-  phone: string;
-  reference: string | null;
-  field: WatchedField;
-  before: string | boolean | null;
-  after: string | boolean | null;
-  round: number;
-  detectedAt: Date;
-}
+/** Refunds one charge of a round's entry in the caller's transaction (exactly once, by its reference). */
+export type RefundUnchecked = (transaction: EntityManager, chargeId: string, cost: number, reason: string) => Promise<void>;
 
 export interface NewEntry {
   phone: string;
@@ -218,21 +176,34 @@ export class WatchlistsRepository {
    * marked done and refunded (`refund`, once per charge by its reference): no worker will check them.
    * A worker recording them at the same time waits for the row locks and then skips them.
    */
-  async markDeleted(accountId: string, id: string, refund: (transaction: EntityManager, chargeId: string, cost: number) => Promise<void>): Promise<boolean> {
+  async markDeleted(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
+    return this.stopRound(accountId, id, 'deleted', refund);
+  }
+
+  /**
+   * Pauses the watchlist (`paused`, by its owner) and, as a deletion does, refunds the entries its
+   * running round charged and had not checked: a paused round may never be resumed. On resume the
+   * round finishes without them (they keep their last answer).
+   */
+  async pause(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
+    return this.stopRound(accountId, id, 'paused', refund);
+  }
+
+  private async stopRound(accountId: string, id: string, status: 'deleted' | 'paused', refund: RefundUnchecked): Promise<boolean> {
     return this.db.transaction(async (em) => {
       const [lists]: [Array<{ round: number; round_running: boolean; round_cost: number | null }>] = await em.query(
-        `UPDATE watchlists SET status = 'deleted' WHERE account_id = $1 AND id = $2 AND status <> 'deleted' RETURNING round, round_running, round_cost`,
-        [accountId, id],
+        `UPDATE watchlists SET status = $3 WHERE account_id = $1 AND id = $2 AND status <> 'deleted' RETURNING round, round_running, round_cost`,
+        [accountId, id, status],
       );
       const list = lists[0];
       if (!list) return false;
       if (list.round_running) {
         const [unchecked]: [Array<{ charge_id: string }>] = await em.query(
-          `UPDATE watchlist_entries SET checked_round = $2, last_error = 'WATCHLIST_DELETED', checked_at = now()
+          `UPDATE watchlist_entries SET checked_round = $2, last_error = $3, checked_at = now()
             WHERE watchlist_id = $1 AND charged_round = $2 AND checked_round < $2 RETURNING charge_id::text`,
-          [id, list.round],
+          [id, list.round, status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED'],
         );
-        for (const row of unchecked) await refund(em, row.charge_id, Number(list.round_cost));
+        for (const row of unchecked) await refund(em, row.charge_id, Number(list.round_cost), status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED');
       }
       return true;
     });
@@ -275,47 +246,4 @@ export class WatchlistsRepository {
 /** The account's watched-numbers lock, until the transaction ends (taking it again in it is free). */
 async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
   await em.query(`SELECT pg_advisory_xact_lock(hashtextextended('watchlists:' || $1, 0))`, [accountId]);
-}
-
-function toWatchlist(row: Record<string, unknown>): Watchlist {
-  return {
-    id: row.id as string,
-    seq: String(row.seq),
-    accountId: row.account_id as string,
-    name: row.name as string | null,
-    interval: row.interval as WatchInterval,
-    callbackUrl: row.callback_url as string | null,
-    status: row.status as StoredStatus,
-    total: Number(row.total),
-    round: Number(row.round),
-    roundRunning: row.round_running as boolean,
-    nextCheckAt: row.next_check_at as Date,
-    createdAt: row.created_at as Date,
-  };
-}
-
-export function toRound(row: Record<string, unknown>): RoundRow {
-  return {
-    round: Number(row.round),
-    trigger: row.trigger as 'schedule' | 'manual',
-    costPerNumber: Number(row.cost_per_number),
-    checked: Number(row.checked),
-    failed: Number(row.failed),
-    changes: Number(row.changes),
-    startedAt: row.started_at as Date,
-    completedAt: row.completed_at as Date | null,
-  };
-}
-
-function toChange(row: Record<string, unknown>): ChangeRow {
-  return {
-    id: String(row.id),
-    phone: row.phone as string,
-    reference: row.reference as string | null,
-    field: row.field as WatchedField,
-    before: row.before as string | boolean | null,
-    after: row.after as string | boolean | null,
-    round: Number(row.round),
-    detectedAt: row.detected_at as Date,
-  };
 }

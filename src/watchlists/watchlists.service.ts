@@ -18,7 +18,7 @@ import {
 import { RoundsRepository } from './rounds.repository';
 import { nextCheckAt, roundSource } from './watch-rules';
 import { WatchlistWorker } from './watchlist-worker';
-import { NewEntry, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
+import { NewEntry, RefundUnchecked, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -130,6 +130,7 @@ export class WatchlistsService {
       if (rejected.length > 0) throw new AppError('INVALID_REQUEST', `add[${rejected[0].index}]: ${E164_MESSAGE}`);
       await this.watchlists.addEntries(account.accountId, watchlist.id, entries, await this.accounts.maxWatchedNumbers(account.accountId));
     }
+    if (status === 'paused' && watchlist.status === 'active') await this.watchlists.pause(account.accountId, watchlist.id, this.refundUnchecked);
     if (body.remove) await this.watchlists.removeEntries(watchlist.id, body.remove.map((phone) => normalizePhone(phone) ?? phone));
     await this.watchlists.update(account.accountId, watchlist.id, { name: body.name, interval: body.interval, callbackUrl: body.callback_url, status, nextCheckAt: next });
     if (status === 'active') this.worker.wake();
@@ -139,9 +140,7 @@ export class WatchlistsService {
   async remove(account: AuthenticatedAccount, id: string): Promise<void> {
     const watchlist = await this.own(account, id);
     // Entries charged for a running round and not checked yet are never checked now: refunded.
-    await this.watchlists.markDeleted(account.accountId, watchlist.id, async (transaction, chargeId, cost) => {
-      await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'WATCHLIST_DELETED' }, transaction);
-    });
+    await this.watchlists.markDeleted(account.accountId, watchlist.id, this.refundUnchecked);
   }
 
   /** Starts a round now (same billing as a scheduled one); a round already running is answered as it is. */
@@ -170,6 +169,10 @@ export class WatchlistsService {
       next_cursor: page.nextCursor,
     };
   }
+
+  private readonly refundUnchecked: RefundUnchecked = async (transaction, chargeId, cost, reason) => {
+    await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason }, transaction);
+  };
 
   private checkCallback(url: string | undefined): void {
     const refused = url === undefined ? undefined : refusedCallbackUrl(url, this.allowPrivateCallbacks);
