@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -7,6 +7,7 @@ import { createAccount, TestAccount } from './factories/accounts';
 import { CallbackReceiver, startReceiver } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
+import { refuseUpdates } from './helpers/refuse-updates';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { waitForRound } from './helpers/watchlists';
 import { hlrLookupsEnv } from './provider-helpers';
@@ -20,17 +21,6 @@ import { hlrLookupsEnv } from './provider-helpers';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The shortest bound the configuration accepts for a 300 ms timeout without retries (as test/idempotent-charges). */
 const KEY_BOUND_SECONDS = 6;
-
-/** A trigger of this test only (dropped by the function returned): the database refuses matching updates. */
-async function refuseUpdates(t: TestApp, table: string, when: string): Promise<() => Promise<void>> {
-  const name = `pf_test_refuse_${randomUUID().replace(/-/g, '')}`;
-  await t.db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated outage'; END $$`);
-  await t.db.query(`CREATE TRIGGER ${name} BEFORE UPDATE ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);
-  return async () => {
-    await t.db.query(`DROP TRIGGER ${name} ON ${table}`);
-    await t.db.query(`DROP FUNCTION ${name}()`);
-  };
-}
 
 /** A callback receiver that holds every request open until `release()`. */
 async function startHoldingReceiver(): Promise<{ url: string; held: () => number; release: () => Promise<void> }> {
