@@ -8,6 +8,7 @@ import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecre
 import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
 import { DailySpendingCap1764400000001 } from './1764400000001-DailySpendingCap';
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
+import { WatchlistLeaseOwners1764500000100 } from './1764500000100-WatchlistLeaseOwners';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   CustomerControls1764400000000,
   DailySpendingCap1764400000001,
   Watchlists1764500000000,
+  WatchlistLeaseOwners1764500000100,
 ];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { isUniqueViolation } from '../common/unique-violation';
 import { LedgerEntryType } from './ledger-entry.entity';
 
 export interface LedgerWrite {
@@ -35,7 +36,6 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
-const UNIQUE_VIOLATION = '23505';
 const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
 
 /**
@@ -390,8 +390,3 @@ export class CreditsRepository {
   }
 }
 
-function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  const driver = failure.driverError ?? failure;
-  return driver.code === UNIQUE_VIOLATION && (constraint === undefined || driver.constraint === constraint);
-}

@@ -17,6 +17,12 @@ export interface IdempotentWork {
   charged: (idempotencyKeyId: string | undefined) => Promise<string>;
   /** The answer again, without charging: the first attempt was charged and answered, its answer was not stored. */
   free: () => Promise<string>;
+  /**
+   * For calls whose effect is tied to the key's id by the database rather than by a charge (a
+   * watchlist's creation): the answer of the effect made under this id, if it was made. A key in
+   * use whose effect exists is answered with it (and it is stored), like a settled charge.
+   */
+  made?: (idempotencyKeyId: string) => Promise<string | undefined>;
 }
 
 /**
@@ -69,6 +75,8 @@ export class IdempotencyService {
   private async resume(stored: StoredIdempotentCall, work: IdempotentWork): Promise<SerializedAnswer | undefined> {
     if (stored.status === 'completed' && stored.responseBody !== null) return { body: stored.responseBody, replayed: true };
     if (stored.charge === 'settled') return { body: await this.store(stored.id, await work.free()), replayed: true };
+    const made = work.made && (await work.made(stored.id));
+    if (made !== undefined) return { body: await this.store(stored.id, made), replayed: true };
     if (stored.charge === 'none' && stored.claimedLongAgo && (await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds))) {
       return { body: await this.runCharged(stored.id, work), replayed: false };
     }
