@@ -136,12 +136,16 @@ describe('README shell examples', () => {
     const run = await runBash(script, { ADMIN_TOKEN, ID: account.id, KEY_ID: (key.body as { id: string }).id });
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(answers).toHaveLength(8);
+    expect(answers).toHaveLength(11);
     for (const answer of answers) expect(answer).not.toHaveProperty('error');
-    expect(answers[0]).toMatchObject({ name: 'Acme Ltd', plan: 'standard', balance: 10000, api_key: expect.stringMatching(/^pf_live_/) });
-    expect(answers[2]).toEqual({ balance: 500 });
-    expect(answers[4]).toMatchObject({ status: 'revoked' });
-    expect(answers[6]).toMatchObject({ name: 'standard', limit: 100, window_seconds: 1 });
+    // The account listing, its usage and its controls come first, then the life of an account.
+    expect(answers[0]).toMatchObject({ accounts: expect.any(Array), next_cursor: null });
+    expect(answers[1]).toMatchObject({ entries: expect.any(Array) });
+    expect(answers[2]).toMatchObject({ settings: { daily_credit_limit: 5000, webhook_url: 'https://example.com/hooks' } });
+    expect(answers[3]).toMatchObject({ name: 'Acme Ltd', plan: 'standard', balance: 10000, api_key: expect.stringMatching(/^pf_live_/) });
+    expect(answers[5]).toEqual({ balance: 500 });
+    expect(answers[7]).toMatchObject({ status: 'revoked' });
+    expect(answers[9]).toMatchObject({ name: 'standard', limit: 100, window_seconds: 1 });
   });
 
   it('the admin CLI examples run in order and exit 0', async () => {
