@@ -178,7 +178,9 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     try {
       // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const parent = new AbortController().signal;
-      return await this.lanes[lane].policy.execute(({ signal }) => this.send(lane, 'POST', path, payload, signal), parent);
+      const outcome = await this.lanes[lane].policy.execute(({ signal }) => answeredOrRefused(this.send(lane, 'POST', path, payload, signal)), parent);
+      if ('refused' in outcome) throw outcome.refused;
+      return outcome.answer;
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
@@ -287,10 +289,26 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
  * answered 5xx, or sent a body that is not JSON. Not: 4xx (credentials, its rate limit, a request it
  * refused) nor the failure of one number's lookup — those say nothing about the upstream for others.
  */
-function isUpstreamUnhealthy(error: Error): boolean {
-  if (error instanceof UpstreamFailure) return /^http_5\d\d$/.test(error.kind) || error.kind === 'invalid_answer';
+function isUpstreamUnhealthy(error: unknown): boolean {
+  // UpstreamConnectionError (refused, reset) is an UpstreamFailure of kind 'network': it counts.
+  if (error instanceof UpstreamFailure) return error.kind === 'network' || /^http_5\d\d$/.test(error.kind) || error.kind === 'invalid_answer';
   if (error instanceof ProviderUnavailableError) return error.reason === 'timeout' || error.reason === 'network';
   return true; // cockatiel's own timeout (TaskCancelledError) and anything unexpected
+}
+
+/**
+ * The upstream answered, but refused this request (4xx, 429): it is reachable and healthy, so the
+ * breaker must count a success. Left as an error, cockatiel would count nothing in the closed state
+ * and close the circuit on it after a half-open trial, whatever the upstream's health; as a value it
+ * passes the breaker as a success and is thrown again outside it (HlrLookupsAdapter.call).
+ */
+async function answeredOrRefused(sent: Promise<unknown>): Promise<{ answer: unknown } | { refused: unknown }> {
+  try {
+    return { answer: await sent };
+  } catch (error) {
+    if (isUpstreamUnhealthy(error)) throw error;
+    return { refused: error };
+  }
 }
 
 /** cockatiel's SamplingBreaker counts a minimum rate of calls; the minimum count over the window gives it. */
