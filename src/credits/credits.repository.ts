@@ -243,19 +243,28 @@ export class CreditsRepository {
   /**
    * REFUND of the charge with this reference, settled or not, exactly once like `refund`: for a charge
    * that landed after its call was answered 503 (its statement outlived the wait, or its reply was
-   * lost), which may have been written settled. Undefined when there is none, or it is refunded already.
+   * lost), which may have been written settled. Undefined when there is none, or it is refunded already,
+   * or a retry was answered from it (`answered_at`, IdempotencyRepository.answerAgain): that call is a 200.
    */
   async refundLanded(reference: string, reason: string): Promise<number | undefined> {
-    return this.refundWhere(`c.reference = $1`, reference, reason);
+    return this.refundWhere(`c.reference = $1 AND c.answered_at IS NULL`, reference, reason);
   }
 
+  /**
+   * The charge row is locked (FOR UPDATE) before anything is decided: a settle, a refund or a retry's
+   * answerAgain that changed it meanwhile makes PostgreSQL re-check `condition` on the row as committed
+   * (READ COMMITTED re-evaluates the WHERE of a locked row), so a charge settled while this statement
+   * waited is not refunded. Without the lock the charge was picked from the snapshot, and the later
+   * UPDATE of that row went ahead once the settle committed: an answered call refunded.
+   */
   private async refundWhere(condition: string, target: string, reason: string): Promise<number | undefined> {
     try {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
            SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source FROM ledger_entries c
             WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
-              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)),
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
+            FOR UPDATE OF c),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { KEY_IN_USE } from '../credits/credits.service';
-import { IdempotencyRepository, StoredIdempotentCall } from './idempotency.repository';
+import { IdempotencyRepository, KeyAttempt, StoredIdempotentCall } from './idempotency.repository';
 
 const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
 
@@ -71,23 +71,28 @@ export class IdempotencyService {
   /** What a retry gets for a key in use with its body; undefined for 409 (still running). */
   private async resume(stored: StoredIdempotentCall, work: IdempotentWork): Promise<SerializedAnswer | undefined> {
     if (stored.status === 'completed' && stored.responseBody !== null) return { body: stored.responseBody, replayed: true };
-    if (stored.charge === 'settled') return { body: await this.store(stored.id, await work.free()), replayed: true };
-    if (stored.charge === 'none' && stored.claimedLongAgo && (await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds))) {
-      return { body: await this.runCharged(stored.id, work), replayed: false };
+    if (stored.charge === 'settled') {
+      // Marked first: a give-back of that charge racing this retry either refunded it before (then no free answer) or never will.
+      if (!(await this.calls.answerAgain(stored.id))) return undefined;
+      return { body: await this.store(stored.id, await work.free()), replayed: true };
+    }
+    if (stored.charge === 'none' && stored.claimedLongAgo) {
+      const attempt = await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds);
+      if (attempt !== undefined) return { body: await this.runCharged({ id: stored.id, attempt }, work), replayed: false };
     }
     return undefined;
   }
 
-  private async runCharged(keyId: string, work: IdempotentWork): Promise<string> {
+  private async runCharged(key: KeyAttempt, work: IdempotentWork): Promise<string> {
     let body: string;
     try {
-      body = await work.charged(keyId);
+      body = await work.charged(key.id);
     } catch (error) {
-      await this.calls.release(keyId).catch(() => undefined);
+      await this.calls.release(key).catch(() => undefined);
       throw error;
     }
     // The first answer is the one sent; should a retry have stored its own meanwhile, later replays get that one.
-    await this.store(keyId, body);
+    await this.store(key.id, body);
     return body;
   }
 
@@ -97,7 +102,10 @@ export class IdempotencyService {
    */
   private async store(keyId: string, body: string): Promise<string> {
     try {
-      return await this.calls.complete(keyId, body);
+      const stored = await this.calls.complete(keyId, body);
+      if (stored !== undefined) return stored;
+      this.logger.error(`Idempotency-Key ${keyId} was answered but its key row is gone: its answer is not stored`);
+      return body;
     } catch (error) {
       this.logger.warn(`Idempotency-Key answer not stored (a retry is answered again, without a charge): ${(error as Error).message}`);
       return body;
