@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
 import { AppError } from '../src/common/errors';
+import { CHARGE_STATEMENT_TIMEOUT_MS, ChargeBatcher } from '../src/credits/charge-batcher';
 import { CreditsRepository } from '../src/credits/credits.repository';
 import { CreditsService } from '../src/credits/credits.service';
 import { IdempotencyService, IdempotentWork } from '../src/idempotency/idempotency.service';
@@ -53,6 +54,34 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
       balance: 96,
       ledgerSum: 96,
       byType: { TOPUP: 1, CHARGE: 1 },
+      unsettledCharges: 0,
+    });
+  });
+
+  it('a charge statement that outlives its wait (the account locked elsewhere) answers 503 and never lands later', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const batcher = t.app.get(ChargeBatcher);
+    const chargeMany = jest.spyOn(t.app.get(CreditsRepository), 'chargeMany');
+    batcher.timeoutMs = 1000;
+    try {
+      await sessionA.query('BEGIN');
+      await sessionA.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE`, [account.id]);
+      for (const settled of [true, false]) {
+        const charge = t.app.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'late', settled });
+        await expect(charge).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      }
+      await sessionA.query('COMMIT');
+      // The statements' own outcome, once the lock is free: main's waited for it, then charged.
+      await Promise.allSettled(chargeMany.mock.results.map((result) => result.value));
+      expect(chargeMany).toHaveBeenCalledTimes(2);
+    } finally {
+      chargeMany.mockRestore();
+      batcher.timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
+    }
+    expect(await ledgerState(t.db, account.id, { waitForSettlement: false })).toEqual({
+      balance: 100,
+      ledgerSum: 100,
+      byType: { TOPUP: 1 }, // main: CHARGE 2 (one given back by a REFUND, one left unsettled for the sweep)
       unsettledCharges: 0,
     });
   });

@@ -23,6 +23,8 @@ export interface ChargeOutcome {
   written: Map<string, LedgerWrite>;
   /** References not charged because their Idempotency-Key already has a charge. */
   duplicates: Set<string>;
+  /** Nothing was charged: the statement reached the account after its deadline, or could not lock it by then. */
+  late?: boolean;
 }
 
 export interface LedgerRow {
@@ -36,6 +38,15 @@ export interface LedgerRow {
 }
 
 const UNIQUE_VIOLATION = '23505';
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * A charge statement with a deadline ($8) takes the account only before it, and waits for the account's
+ * lock no longer than until it (lock_timeout, read by PostgreSQL when the wait starts, so set by the
+ * same statement first). Its caller answers 503 at the deadline's end: the charge cannot land after.
+ */
+const WITHIN_DEADLINE = `($8::timestamptz IS NULL OR (clock_timestamp() < $8::timestamptz AND set_config('lock_timeout',
+  greatest(1, ceil(extract(epoch FROM $8::timestamptz - clock_timestamp()) * 1000))::bigint::text, true) IS NOT NULL))`;
 const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
 
 /**
@@ -101,21 +112,27 @@ export class CreditsRepository {
    * the charges, or nothing does); a failed statement is then not re-run here, since it aborted the
    * caller's transaction (such callers charge without Idempotency-Keys, so the re-run never applies).
    */
-  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[], transaction?: EntityManager): Promise<ChargeOutcome> {
-    if (transaction) return this.chargeOnce(transaction, accountId, cost, calls);
+  async chargeMany(
+    accountId: string,
+    cost: number,
+    calls: ChargeDetails[],
+    options: { transaction?: EntityManager; deadline?: Date } = {},
+  ): Promise<ChargeOutcome> {
+    if (options.transaction) return this.chargeOnce(options.transaction, accountId, cost, calls, null);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.chargeOnce(this.db.manager, accountId, cost, calls);
+        return await this.chargeOnce(this.db.manager, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
+        if (hasCode(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true };
         if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
       }
     }
   }
 
-  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<ChargeOutcome> {
-    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean }> = await db.query(
+  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[], deadline: Date | null): Promise<ChargeOutcome> {
+    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean }> = await db.query(
       `WITH account AS (
-         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE),
+         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
                     AS c(reference, phone, source, key_id, settled, ordinal)),
@@ -136,7 +153,8 @@ export class CreditsRepository {
                 CASE WHEN a.settled THEN now() END
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
-       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate
+       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,
+              $8::timestamptz IS NOT NULL AND NOT EXISTS (SELECT 1 FROM account) AND clock_timestamp() >= $8::timestamptz AS late
          FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
       [
         accountId,
@@ -146,8 +164,10 @@ export class CreditsRepository {
         calls.map((c) => c.source),
         calls.map((c) => c.idempotencyKeyId ?? null),
         calls.map((c) => c.settled === true),
+        deadline,
       ],
     );
+    if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true };
     const written = new Map<string, LedgerWrite>();
     const duplicates = new Set<string>();
     for (const row of rows) {
@@ -341,7 +361,14 @@ export class CreditsRepository {
 }
 
 function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  return hasCode(error, UNIQUE_VIOLATION) && (constraint === undefined || driverError(error).constraint === constraint);
+}
+
+function hasCode(error: unknown, code: string): boolean {
+  return driverError(error).code === code;
+}
+
+function driverError(error: unknown): { code?: string; constraint?: string } {
   const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  const driver = failure.driverError ?? failure;
-  return driver.code === UNIQUE_VIOLATION && (constraint === undefined || driver.constraint === constraint);
+  return failure.driverError ?? failure;
 }

@@ -92,7 +92,7 @@ export class CreditsService {
    * returns the written charges by reference (a missing reference was refused: balance too short).
    */
   async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
-    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), transaction);
+    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
     this.metrics?.creditsCharged(cost * written.size);
     return written;
   }
