@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
+import { startUpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { freePort } from './helpers/service-process';
 
 const BREAKER = { failureRate: 0.5, windowMs: 10_000, minCalls: 5, halfOpenMs: 60_000 };
@@ -50,6 +51,23 @@ describe('the breaker counts what says the upstream is unhealthy, and only that'
     } finally {
       adapter.onModuleDestroy();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('the lanes share no upstream state', () => {
+  it('a 429 met by batch work holds back batch work only: live calls go on', async () => {
+    const limited = '+447400990429';
+    const sim = await startUpstreamSimulator({ faultsByNumber: { [limited]: 'http-429' } });
+    const adapter = new HlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 1000, retries: 0, breaker: BREAKER, bulkConcurrency: 2 });
+    const reason = (work: Promise<unknown>) => work.then(() => 'ok', (error: { kind?: string }) => String(error.kind));
+    try {
+      expect(await reason(adapter.networkStatus(limited, 'bulk'))).toBe('rate_limited');
+      expect(await reason(adapter.networkStatus('+447400123456', 'bulk'))).toBe('rate_limit_wait');
+      expect(await reason(adapter.networkStatus('+447400123456', 'interactive'))).toBe('ok'); // main: rate_limit_wait
+    } finally {
+      adapter.onModuleDestroy();
+      await sim.close();
     }
   });
 });
