@@ -31,7 +31,9 @@ export interface IdempotentWork {
  * without a charge; charged, not settled → still running, 409 (if its instance died, the sweep
  * refunds the charge, and then a retry runs again); not charged → 409, unless the attempt holding it
  * took it longer than UNSETTLED_CHARGE_REFUND_AFTER_SECONDS ago (it died before charging): then a
- * retry takes it over. Nothing here shortens the key's 24 h.
+ * retry takes it over. Each attempt holds its own token, and only the holder frees a key (an attempt
+ * slower than the bound that fails after a take-over leaves the key to the retry); a key with a
+ * charge cannot be deleted at all (a foreign key from the ledger). Nothing here shortens the key's 24 h.
  */
 @Injectable()
 export class IdempotencyService {
