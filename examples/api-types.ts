@@ -11,7 +11,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below. */
+        get: operations["AdminController_listAccounts"];
         put?: never;
         /** Creates an account (with default settings) and its first API key, shown once. */
         post: operations["AdminController_createAccount"];
@@ -67,6 +68,43 @@ export interface paths {
         put?: never;
         /** Issues another API key for the account, shown once. */
         post: operations["AdminController_issueKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/accounts/{id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Sets an account's daily spending cap, low-balance threshold and webhook URL (null clears one); in the audit trail.
+         * @description The same rules as the customer's PATCH /api/v1/settings (webhook_url: http(s) at a public address).
+         */
+        patch: operations["AdminController_updateAccountSettings"];
+        trace?: never;
+    };
+    "/admin/v1/accounts/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage. */
+        get: operations["AdminController_accountUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -158,6 +196,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's events of the last 30 days, newest first, with their delivery state
+         * @description Events are POSTed to the settings' webhook_url as `{ "id", "type", "created_at", "data" }`, signed like bulk callbacks (`X-Signature` = hex HMAC-SHA256 of `<X-Signature-Timestamp>.<body>` with the webhook_secret) and retried with a doubling delay. Types: `balance.low` (a charge took the balance below `low_balance_threshold`; once per crossing, again after the balance is back at or above it) and `bulk.completed` (a job submitted without callback_url).
+         */
+        get: operations["EventsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/filter": {
         parameters: {
             query?: never;
@@ -171,7 +229,9 @@ export interface paths {
          * Check one phone number
          * @description Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six fields. Costs the sum of the enabled checks' prices, `cost_per_call` of the settings (defaults: network status 4, line type 1, portability 2 credits). Country and numbering-plan validity are always computed, free. A number that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.
          *
-         *     Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, 0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 its operator in turn at each live lookup (for watchlists); anything else CONNECTED.
+         *     Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, 0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 its operator in turn at each live lookup; anything else CONNECTED.
+         *
+         *     Freshness: answers are cached per number and check. `Cache-Control: no-cache` (or `max-age=0`) looks the enabled checks up live; `max-age=<seconds>` uses no cached answer older than that. A live answer refreshes the cache. The price is the same either way.
          */
         post: operations["FilterController_filter"];
         delete?: never;
@@ -192,9 +252,31 @@ export interface paths {
         put?: never;
         /**
          * Check up to 1,000 numbers in one job
-         * @description Reserves cost_per_call × entries that pass the E.164 syntax rule at once (402 and nothing charged if short), then looks the numbers up in the background. Failed lookups are refunded when the job completes; syntax errors are never charged. Poll GET /api/v1/filter/bulk/{id}, or pass callback_url.
+         * @description Reserves cost_per_call × entries that pass the E.164 syntax rule at once (402 and nothing charged if short), then looks the numbers up in the background. Failed lookups are refunded when the job completes; syntax errors are never charged. Poll GET /api/v1/filter/bulk/{id}, or pass callback_url (without it, the completion event goes to the account's webhook_url when set).
+         *
+         *     Entries are strings or `{ "phone", "reference" }`; references are echoed in the results and the CSV. The body may also be `text/csv` (see the request body). POST /api/v1/filter/bulk/quote tells the cost first.
          */
         post: operations["BulkController_submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/filter/bulk/quote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a bulk job would cost, before running it
+         * @description Takes the same body as POST /api/v1/filter/bulk (JSON or text/csv) and answers what it would reserve now, against the balance and today's spending limit. Charges nothing and creates nothing.
+         */
+        post: operations["BulkController_quote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -227,7 +309,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description Columns phone,country,valid,status,carrier,line_type,is_ported,error_code,error_message, in input order. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
+         * @description Columns phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message, in input order. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
          */
         get: operations["BulkController_csv"];
         put?: never;
@@ -262,8 +344,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Turn checks on or off. Disabling all is allowed; /filter then answers 400.
-         * @description Send any subset of the three checks; the others keep their value. Unknown keys or non-boolean values: 400 INVALID_REQUEST. Answers the full settings, with the new `cost_per_call`.
+         * Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.
+         * @description Send any subset of the three checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` (null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.
          *
          *     | check | key | default | credits per call (default price) | fields it fills |
          *     |---|---|---|---|---|
@@ -456,6 +538,23 @@ export interface components {
             network_status: boolean;
             portability: boolean;
         };
+        AccountControlsPatchDto: {
+            /**
+             * @description Credits per UTC day; null removes the cap.
+             * @example 5000
+             */
+            daily_credit_limit?: number | null;
+            /**
+             * @description Credits; null turns the alert off.
+             * @example 1000
+             */
+            low_balance_threshold?: number | null;
+            /**
+             * @description An http(s) URL at a public address (the rule of callback_url); null removes it.
+             * @example https://example.com/hooks/phone-filter
+             */
+            webhook_url?: string | null;
+        };
         AccountDto: {
             /** @example 1000 */
             balance: number;
@@ -471,8 +570,89 @@ export interface components {
             plan: string;
             settings: components["schemas"]["AccountSettingsDto"];
         };
+        AccountEventDto: {
+            /**
+             * @description Delivery attempts so far.
+             * @example 1
+             */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description balance.low: `{ account_id, balance, threshold }`; bulk.completed: `{ id, status, total }` of the job.
+             * @example {
+             *       "account_id": "5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10",
+             *       "balance": 996,
+             *       "threshold": 1000
+             *     }
+             */
+            data: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            delivered_at: string | null;
+            /**
+             * @description Also the `id` of the delivered body.
+             * @example 42
+             */
+            id: string;
+            /**
+             * @description Why the last attempt failed.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * @description pending (being delivered or waiting for a retry), delivered (2xx), failed (every retry failed), no_webhook (no webhook_url when it was due).
+             * @example delivered
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed" | "no_webhook";
+            /**
+             * @example balance.low
+             * @enum {string}
+             */
+            type: "balance.low" | "bulk.completed";
+        };
+        AccountEventPageDto: {
+            events: components["schemas"]["AccountEventDto"][];
+            /**
+             * @description Pass as cursor to get the next (older) page; null on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        AccountPageDto: {
+            accounts: components["schemas"]["AccountSummaryDto"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last. */
+            next_cursor: string | null;
+        };
         AccountSettingsDto: {
             checks: components["schemas"]["AccountChecksDto"];
+            /**
+             * @description Credits per UTC day; null: no cap.
+             * @example 5000
+             */
+            daily_credit_limit: number | null;
+            /**
+             * @description balance.low below this; null: no alert.
+             * @example 1000
+             */
+            low_balance_threshold: number | null;
+            /** @example https://example.com/hooks/phone-filter */
+            webhook_url: string | null;
+        };
+        AccountSummaryDto: {
+            /** @example 1000 */
+            balance: number;
+            /** Format: date-time */
+            created_at: string;
+            disabled: boolean;
+            /** Format: uuid */
+            id: string;
+            /** @example Acme Ltd */
+            name: string;
+            /** @example standard */
+            plan: string;
         };
         AdminBalanceDto: {
             /** @example 1500 */
@@ -480,7 +660,7 @@ export interface components {
         };
         AuditEntryDto: {
             /**
-             * @description account.create, account.update, credits.top_up, credits.adjust, key.issue, key.revoke, plan.update
+             * @description account.create, account.update, settings.update, credits.top_up, credits.adjust, key.issue, key.revoke, plan.update
              * @example credits.top_up
              */
             action: string;
@@ -525,10 +705,11 @@ export interface components {
             /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
             id: string;
             /**
+             * @description `queued` for a new job; a replay (same Idempotency-Key and body) shows the job's status now.
              * @example queued
              * @enum {string}
              */
-            status: "queued";
+            status: "queued" | "processing" | "completed";
             /**
              * @description Entries in the job.
              * @example 3
@@ -543,6 +724,11 @@ export interface components {
              * @example +14155552671
              */
             phone: string;
+            /**
+             * @description The entry's reference, when it was sent with one.
+             * @example crm-contact-1842
+             */
+            reference?: string;
             /** @description The six fields, as POST /api/v1/filter answers them. */
             result?: components["schemas"]["FilterResultDto"];
         };
@@ -555,9 +741,28 @@ export interface components {
             /** @example The lookup network is unavailable right now. The credits for this entry are refunded. */
             message: string;
         };
+        BulkEntryInputDto: {
+            /** @example +14155552671 */
+            phone: string;
+            /**
+             * @description Yours, echoed in the results and the CSV: 1 to 64 printable characters.
+             * @example crm-contact-1842
+             */
+            reference?: string;
+        };
         BulkJobDto: {
+            /**
+             * @description Credits charged for the job (its reservation).
+             * @example 8
+             */
+            charged: number;
             /** @example 2026-11-22T10:00:02.000Z */
             completed_at: string | null;
+            /**
+             * @description Credits reserved at submission.
+             * @example 8
+             */
+            cost: number;
             /** @example 2026-11-22T10:00:00.000Z */
             created_at: string;
             /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
@@ -565,10 +770,16 @@ export interface components {
             /** @example 3 */
             processed: number;
             /**
+             * @description Credits refunded so far (failed lookups, once the job completes).
+             * @example 4
+             */
+            refunded: number;
+            /**
              * @description In input order. While the job is queued or processing, only the entries answered so far (still in input order); once completed, every entry.
              * @example [
              *       {
              *         "phone": "+447400123456",
+             *         "reference": "crm-contact-1842",
              *         "result": {
              *           "carrier": "Three",
              *           "country": "GB",
@@ -607,11 +818,13 @@ export interface components {
             /**
              * @example [
              *       {
+             *         "charged": 8,
              *         "completed_at": "2026-11-22T10:00:02.000Z",
              *         "cost": 8,
              *         "created_at": "2026-11-22T10:00:00.000Z",
              *         "id": "5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10",
              *         "processed": 3,
+             *         "refunded": 4,
              *         "status": "completed",
              *         "total": 3
              *       }
@@ -625,6 +838,11 @@ export interface components {
             next_cursor: string | null;
         };
         BulkJobSummaryDto: {
+            /**
+             * @description Credits charged for the job (its reservation).
+             * @example 12
+             */
+            charged: number;
             /** @example null */
             completed_at: string | null;
             /**
@@ -642,11 +860,45 @@ export interface components {
              */
             processed: number;
             /**
+             * @description Credits refunded so far (failed lookups, once the job completes).
+             * @example 0
+             */
+            refunded: number;
+            /**
              * @example processing
              * @enum {string}
              */
             status: "queued" | "processing" | "completed";
             /** @example 3 */
+            total: number;
+        };
+        BulkQuoteDto: {
+            /** @example 9996 */
+            balance: number;
+            /**
+             * @description Entries that pass the E.164 syntax rule: each one is charged.
+             * @example 2
+             */
+            billable: number;
+            /**
+             * @description Credits the job would reserve: billable × cost_per_call.
+             * @example 8
+             */
+            cost: number;
+            /**
+             * @description Entries that fail it: answered INVALID_REQUEST, never charged.
+             * @example 1
+             */
+            invalid: number;
+            /**
+             * @description Whether the balance (and the daily spending limit, when set) covers the cost now.
+             * @example true
+             */
+            sufficient: boolean;
+            /**
+             * @description Entries in the body.
+             * @example 3
+             */
             total: number;
         };
         BulkRequestDto: {
@@ -656,13 +908,21 @@ export interface components {
              */
             callback_url?: string;
             /**
-             * @description The numbers, E.164 (spaces, "-", ".", "(" and ")" ignored). An entry that fails the syntax rule gets an INVALID_REQUEST error in the results and is not charged.
+             * @description Freshness, like `Cache-Control: max-age` on /filter: 0 looks every number up live, N uses no cached answer older than N seconds; absent, any cached answer. Same price either way.
+             * @example 0
+             */
+            max_age?: number;
+            /**
+             * @description The numbers, E.164 (spaces, "-", ".", "(" and ")" ignored), each a string or `{ "phone", "reference" }`. An entry that fails the syntax rule gets an INVALID_REQUEST error in the results and is not charged.
              * @example [
              *       "+14155552671",
-             *       "+44 7400 123456"
+             *       {
+             *         "phone": "+44 7400 123456",
+             *         "reference": "crm-contact-1842"
+             *       }
              *     ]
              */
-            phones: string[];
+            phones: (string | components["schemas"]["BulkEntryInputDto"])[];
             /**
              * @description Recorded on the ledger entries of the job.
              * @default internal
@@ -783,7 +1043,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "REVOKED_API_KEY" | "INSUFFICIENT_CREDITS" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "REVOKED_API_KEY" | "INSUFFICIENT_CREDITS" | "SPENDING_LIMIT_REACHED" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
                 /**
                  * @description For people; may change. Branch on `code`.
                  * @example phone must be in E.164 format, e.g. +14155552671
@@ -923,10 +1183,25 @@ export interface components {
              */
             cost_per_call: number;
             /**
-             * @description HMAC key that signs bulk-job callbacks (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.
+             * @description Most credits charged per UTC day (calls and bulk reservations; refunds give allowance back); null: no cap. A call or job that would pass it gets 402 SPENDING_LIMIT_REACHED and is charged nothing.
+             * @example 5000
+             */
+            daily_credit_limit: number | null;
+            /**
+             * @description When a charge takes the balance from at or above this to below it, one `balance.low` event is sent to webhook_url; null: none.
+             * @example 1000
+             */
+            low_balance_threshold: number | null;
+            /**
+             * @description HMAC key that signs bulk-job callbacks and account events (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.
              * @example whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE
              */
             webhook_secret: string;
+            /**
+             * @description Where account events are POSTed, signed like bulk callbacks (balance.low; bulk.completed for jobs without callback_url); null: nowhere.
+             * @example https://example.com/hooks/phone-filter
+             */
+            webhook_url: string | null;
         };
         UpdateAccountDto: {
             /**
@@ -958,7 +1233,22 @@ export interface components {
              *       "line_type": true
              *     }
              */
-            checks: components["schemas"]["ChecksPatchDto"];
+            checks?: components["schemas"]["ChecksPatchDto"];
+            /**
+             * @description Credits per UTC day; null removes the cap.
+             * @example 5000
+             */
+            daily_credit_limit?: number | null;
+            /**
+             * @description Credits; null turns the alert off.
+             * @example 1000
+             */
+            low_balance_threshold?: number | null;
+            /**
+             * @description An http(s) URL at a public address (the rule of callback_url); null removes it.
+             * @example https://example.com/hooks/phone-filter
+             */
+            webhook_url?: string | null;
         };
         UpdateWatchlistDto: {
             /**
@@ -1331,6 +1621,101 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    AdminController_listAccounts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description Accounts whose name contains this, ignoring case. */
+                name?: string;
+                plan?: string;
+                disabled?: boolean;
+                /** @description Accounts whose balance is below this many credits. */
+                balance_below?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accounts": [
+                     *         {
+                     *           "balance": 420,
+                     *           "created_at": "2026-11-22T10:00:00.000Z",
+                     *           "disabled": false,
+                     *           "id": "5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10",
+                     *           "name": "Acme Ltd",
+                     *           "plan": "standard"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountPageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     AdminController_createAccount: {
         parameters: {
             query?: never;
@@ -1637,6 +2022,158 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["IssuedKeyDto"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AdminController_updateAccountSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountControlsPatchDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AdminController_accountUsage: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsagePageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
@@ -2033,12 +2570,104 @@ export interface operations {
             };
         };
     };
+    EventsController_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountEventPageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     FilterController_filter: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters). */
+                /** @description Optional. Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters, e.g. your order id). Use a new key for each new request; leave it empty to send none. */
                 "Idempotency-Key"?: string;
+                /** @description `no-cache` or `max-age=0`: never from the cache; `max-age=<seconds>`: no cached answer older than that. Other directives are ignored; a malformed max-age is 400. */
+                "Cache-Control"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2087,7 +2716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. */
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. **SPENDING_LIMIT_REACHED**: the call would take today's (UTC) charges past the account's `daily_credit_limit`; nothing is charged; the message says the limit, what is left and when it resets. */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2260,19 +2889,37 @@ export interface operations {
     };
     BulkController_submit: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description text/csv bodies only: as `source` of the JSON body. */
+                source?: string;
+                /** @description text/csv bodies only: as `callback_url` of the JSON body. */
+                callback_url?: string;
+                /** @description text/csv bodies only: as `max_age` of the JSON body. */
+                max_age?: number;
+            };
+            header?: {
+                /** @description Retry safely: the same key and body answer the same job again (202, same id, `Idempotent-Replayed: true`), reserved and charged once; the key with another body is 409 IDEMPOTENCY_CONFLICT. 1 to 255 printable characters. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BulkRequestDto"];
+                /**
+                 * @example phone,reference
+                 *     +14155552671,crm-contact-1842
+                 *     +44 7400 123456,crm-contact-1843
+                 */
+                "text/csv": string;
             };
         };
         responses: {
             202: {
                 headers: {
+                    /** @description Present (`true`) when the job is the one an earlier request with the same Idempotency-Key created. */
+                    "Idempotent-Replayed"?: "true";
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2306,12 +2953,141 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. */
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. **SPENDING_LIMIT_REACHED**: the call would take today's (UTC) charges past the account's `daily_credit_limit`; nothing is charged; the message says the limit, what is left and when it resets. */
             402: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **IDEMPOTENCY_CONFLICT**: the `Idempotency-Key` was used with another body, or its first call is still running. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **PAYLOAD_TOO_LARGE**: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_quote: {
+        parameters: {
+            query?: {
+                /** @description text/csv bodies only: as `source` of the JSON body. */
+                source?: string;
+                /** @description text/csv bodies only: as `callback_url` of the JSON body. */
+                callback_url?: string;
+                /** @description text/csv bodies only: as `max_age` of the JSON body. */
+                max_age?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequestDto"];
+                /**
+                 * @example phone,reference
+                 *     +14155552671,crm-contact-1842
+                 *     +44 7400 123456,crm-contact-1843
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkQuoteDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

@@ -48,6 +48,11 @@ async function main(): Promise<number> {
   const after = await client.GET('/api/v1/balance');
   if (after.error) return refused('GET /api/v1/balance', after.response, after.error);
   console.log(`balance after: ${after.data.balance} credits`);
+
+  // What a bulk job of these entries would cost, before running it: nothing is charged or created.
+  const quote = await client.POST('/api/v1/filter/bulk/quote', { body: { phones: [phone, { phone, reference: 'typed-client' }], source: 'typed-client', max_age: 0 } });
+  if (quote.error) return refused('POST /api/v1/filter/bulk/quote', quote.response, quote.error);
+  console.log(`bulk quote: ${quote.data.billable} of ${quote.data.total} billable, ${quote.data.cost} credits, ${quote.data.sufficient ? 'covered' : 'not covered'}`);
   return 0;
 }
 

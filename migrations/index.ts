@@ -4,8 +4,12 @@ import { AdminAudit1763800000002 } from './1763800000002-AdminAudit';
 import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
 import { IdempotentCharges1764100000000 } from './1764100000000-IdempotentCharges';
 import { ChargeAttempts1764100000100 } from './1764100000100-ChargeAttempts';
+import { BulkChunkLeases1764200000000 } from './1764200000000-BulkChunkLeases';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
+import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
+import { DailySpendingCap1764400000001 } from './1764400000001-DailySpendingCap';
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
+import { WatchlistLeaseOwners1764500000100 } from './1764500000100-WatchlistLeaseOwners';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -15,6 +19,10 @@ export const MIGRATIONS = [
   BulkJobs1763800000003,
   IdempotentCharges1764100000000,
   ChargeAttempts1764100000100,
+  BulkChunkLeases1764200000000,
   WebhookSecretRotation1764300000000,
+  CustomerControls1764400000000,
+  DailySpendingCap1764400000001,
   Watchlists1764500000000,
+  WatchlistLeaseOwners1764500000100,
 ];

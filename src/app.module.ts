@@ -22,6 +22,7 @@ import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SettingsModule } from './settings/settings.module';
 import { WatchlistsModule } from './watchlists/watchlists.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -45,6 +46,7 @@ export class AppModule {
         FilterModule,
         BulkModule,
         WatchlistsModule,
+        WebhooksModule,
         AdminModule,
         HealthModule,
         RateLimitModule,

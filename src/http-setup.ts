@@ -3,7 +3,7 @@ import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-option
 import { randomUUID } from 'node:crypto';
 import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { deferredJsonParser } from './common/json-body';
+import { deferredCsvParser, deferredJsonParser } from './common/json-body';
 import { AppConfig } from './config/app-config';
 import { CorsOrigins } from './config/http-options';
 import { RequestLogging } from './logging/logging.module';
@@ -54,7 +54,7 @@ export function corsOptions(origins: CorsOrigins): CorsOptions {
   return {
     origin: origins === '*' ? '*' : origins,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+    allowedHeaders: ['Authorization', 'Cache-Control', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
     exposedHeaders: ['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
     credentials: false,
     maxAge: 600,
@@ -90,6 +90,6 @@ export function configureHttp(app: INestApplication, config: AppConfig): void {
   server.set('trust proxy', config.http.trustProxy);
   app.use(inSequence([app.get(Metrics).httpMiddleware(), securityHeaders()]));
   if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
-  app.use(inSequence([requestId, app.get(RequestLogging).middleware, deferredJsonParser()]));
+  app.use(inSequence([requestId, app.get(RequestLogging).middleware, deferredJsonParser(), deferredCsvParser()]));
   // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT (drain HTTP first, then app.close()).
 }

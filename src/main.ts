@@ -1,86 +1,93 @@
-import { Logger } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { AdminService } from './admin/admin.service';
 import { createApp } from './app-factory';
 import { HttpDrain } from './common/http-drain';
-import { AppConfig } from './config/app-config';
+import { AppConfig, resolveLogFormat } from './config/app-config';
 import { ConfigurationError } from './config/environment';
 import { loadEnvironment } from './config/load-config';
 import { migrate, openDatabase } from './database/database-runtime';
 import { EmbeddedPostgresError } from './database/embedded-postgres';
 import { BootLogger } from './logging/boot-logger';
-
-const DEMO_CREDITS = 10_000;
+import { installShutdown } from './shutdown';
+import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner } from './start-banner';
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
-  const bootLogger = new BootLogger(env.LOG_LEVEL);
+  const bootLogger = new BootLogger(env.LOG_LEVEL, resolveLogFormat(env));
   Logger.overrideLogger(bootLogger);
   const logger = new Logger('Bootstrap');
-  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
-  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${env.EMBEDDED_PG_DIR}`);
+  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR, () => {
+    // Its own supervisor (systemd, a container runtime) starts the whole service again.
+    logger.error('Exiting: the embedded PostgreSQL is gone and could not be started again');
+    process.exit(1);
+  });
+  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${database.dataDir}`);
+  for (const note of database.notes) logger.log(`Embedded PostgreSQL: ${note}`);
   const applied = await migrate(database.url);
   if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
 
   const config = new AppConfig(env, database.url);
   const app = await createApp(config);
   const http = new HttpDrain(app.getHttpServer());
-  let stopping = false;
   let starting: Promise<void> = Promise.resolve();
-
-  /**
-   * SIGTERM / SIGINT: stop accepting connections and let the running requests answer (each one's
-   * charge is settled or refunded by its own handler), up to SHUTDOWN_TIMEOUT_MS; then app.close()
-   * stops the workers (charge sweeper, bulk queue) and closes Redis and the database pool; then the
-   * embedded PostgreSQL stops. A request cut by the bound leaves an unsettled charge, which the
-   * sweep refunds at the next start.
-   */
-  const shutdown = async (signal: string) => {
-    if (stopping) return logger.log(`${signal}: already shutting down`);
-    stopping = true;
-    try {
-      await starting.catch(() => undefined); // never cut the start-up (demo account, listen) in half
-      logger.log(`${signal}: shutting down; ${http.requestsInFlight} request(s) in flight get up to ${config.shutdownTimeoutMs} ms`);
-      const abandoned = await http.drain(config.shutdownTimeoutMs);
-      if (abandoned > 0) logger.warn(`${abandoned} request(s) still running after ${config.shutdownTimeoutMs} ms were cut off`);
+  installShutdown({
+    timeoutMs: config.shutdownTimeoutMs,
+    requestsInFlight: () => http.requestsInFlight,
+    drain: (budgetMs) => http.drain(budgetMs),
+    started: () => starting.catch(() => undefined),
+    closeApp: async () => {
       Logger.overrideLogger(bootLogger); // app.close() ends the app's logger module before its last messages
       await app.close();
-      await database.stop();
-      logger.log('Stopped');
-      process.exit(0);
-    } catch (error) {
-      logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    }
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+    },
+    stopDatabase: (timeoutMs) => database.stop(timeoutMs),
+    exit: (code) => process.exit(code),
+  });
 
   starting = (async () => {
-    if (database.embedded) await createDemoAccount(app.get(AdminService), logger, config.port);
-    await app.listen(config.port, config.host);
+    await listenOrExplain(app, config, async () => {
+      await app.close();
+      await database.stop();
+    });
+    const demoKey = database.embedded ? await createDemoAccount(app.get(AdminService), database.dataDir!) : undefined;
     const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
     logger.log(`Phone Filter listening on ${base} (Swagger UI: ${base}/docs, metrics: ${base}/metrics)`);
+    if (database.embedded || config.logFormat === 'pretty') {
+      const demoAccountId = database.dataDir ? demoAccountOf(database.dataDir) : undefined;
+      process.stdout.write(startBanner({ baseUrl: base, demoKey, demoAccountId, embedded: database.embedded }));
+    }
   })();
   await starting;
 }
 
+/** A port already taken is one line saying what to do, not a stack trace. */
+class PortInUseError extends Error {}
+
+async function listenOrExplain(app: INestApplication, config: AppConfig, cleanUp: () => Promise<void>): Promise<void> {
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    await cleanUp();
+    throw new PortInUseError(
+      `Port ${config.port} is already in use on ${config.host} (is Phone Filter already running?): stop that process, or start with PORT=${config.port + 1}.`,
+    );
+  }
+}
+
 /**
- * First start on the embedded database: a ready-to-use account. Its key is printed once, on stdout as
- * plain text for the person at the terminal, never as a log line (keys never reach the logs).
+ * First start on the embedded database: a ready-to-use account. Its key goes into the start-up
+ * block (plain stdout, never a log line: keys never reach the logs); its id is remembered so later
+ * starts can say how to issue a new key.
  */
-async function createDemoAccount(admin: AdminService, logger: Logger, port: number): Promise<void> {
-  if ((await admin.countAccounts()) > 0) return;
+async function createDemoAccount(admin: AdminService, dataDir: string): Promise<string | undefined> {
+  if ((await admin.countAccounts()) > 0) return undefined;
   const demo = await admin.createAccount({ name: 'Demo account', plan: 'standard', credits: DEMO_CREDITS }, 'bootstrap');
-  logger.log(`Created a demo account with ${DEMO_CREDITS} credits; its API key is printed below, once`);
-  process.stdout.write(
-    `\nDemo API key (shown once, keep it):\n\n    ${demo.api_key}\n\n` +
-      `  Try: curl -s -X POST localhost:${port}/api/v1/filter -H "Authorization: Bearer ${demo.api_key}" ` +
-      `-H "Content-Type: application/json" -d '{"phone":"+14155552671"}'\n\n`,
-  );
+  rememberDemoAccount(dataDir, demo.id);
+  return demo.api_key;
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof ConfigurationError || error instanceof EmbeddedPostgresError) {
+  if (error instanceof ConfigurationError || error instanceof EmbeddedPostgresError || error instanceof PortInUseError) {
     console.error(`\n${error.message}\n`);
   } else {
     console.error('The service could not start:', error);

@@ -169,7 +169,7 @@ describe('admin API /admin/v1', () => {
         balance: 42,
         disabled: false,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
-        settings: { checks: { network_status: true, line_type: false, portability: false } },
+        settings: { checks: { network_status: true, line_type: false, portability: false }, daily_credit_limit: null, low_balance_threshold: null, webhook_url: null },
         keys: [
           { id: expect.any(String), prefix: account.apiKey.slice(0, 12), status: 'active', created_at: expect.any(String), last_used_at: expect.any(String) },
           { id: second.id, prefix: second.prefix, status: 'active', created_at: expect.any(String), last_used_at: null },
@@ -487,6 +487,8 @@ describe('admin API /admin/v1', () => {
       '/admin/v1/accounts/{id}',
       '/admin/v1/accounts/{id}/credits',
       '/admin/v1/accounts/{id}/keys',
+      '/admin/v1/accounts/{id}/settings',
+      '/admin/v1/accounts/{id}/usage',
       '/admin/v1/audit',
       '/admin/v1/keys/{id}/revoke',
       '/admin/v1/plans',

@@ -1,37 +1,9 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
 import request from 'supertest';
 import { createAccount } from './factories/accounts';
+import { cli, field } from './helpers/admin-cli';
 import { startTestApp, TestApp } from './helpers/test-app';
-
-const ROOT = resolve(__dirname, '..');
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `npm run admin -- ...` as a child process against the test database, the way an operator runs it. */
-function cli(...args: string[]): Promise<CliRun> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'tools/admin-cli.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 60_000 },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-/** `label: value` lines of the human output. */
-function field(output: string, label: string): string {
-  const match = new RegExp(`^${label}: (.*)$`, 'm').exec(output);
-  if (!match) throw new Error(`no "${label}:" line in:\n${output}`);
-  return match[1];
-}
 
 /** Another process changed the key: this instance's auth cache forgets it within a second. */
 async function statusWithin(t: TestApp, apiKey: string, wanted: number, ms = 1500): Promise<number> {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import * as addresses from '../src/webhooks/callback-address';
+import * as addresses from '../src/common/callback-address';
 import { CallbackClient, CallbackFailedError } from '../src/webhooks/callback.client';
 import { createAccount } from './factories/accounts';
 import { ledgerState } from './helpers/ledger';

@@ -110,6 +110,7 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
 
     const job = await waitForBulkJob(t.http, account.auth, res.body.id);
     expect(job.processed).toBe(11);
+    expect(job).toMatchObject({ cost: 8 * cost, charged: 8 * cost, refunded: 2 * cost });
     const answered = (status: string, valid: boolean, isPorted = false) => ({
       result: { country: 'GB', valid, status, carrier: expect.any(String), line_type: 'MOBILE', is_ported: isPorted },
     });
@@ -143,11 +144,11 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     const csv = await request(t.http).get(`/api/v1/filter/bulk/${res.body.id}/results.csv`).set(account.auth).expect(200);
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     const lines = csv.text.split('\r\n');
-    expect(lines[0]).toBe('phone,country,valid,status,carrier,line_type,is_ported,error_code,error_message');
+    expect(lines[0]).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message');
     expect(lines).toHaveLength(phones.length + 2);
-    expect(lines[1]).toMatch(/^\+447400123456,GB,true,CONNECTED,[^,]+,MOBILE,false,,$/);
-    expect(lines[6]).toMatch(/^\+447400120003,,,,,,,PROVIDER_UNAVAILABLE,/);
-    expect(lines[10]).toMatch(/^"'=HYPERLINK\(""x""\)",,,,,,,INVALID_REQUEST,/);
+    expect(lines[1]).toMatch(/^\+447400123456,,GB,true,CONNECTED,[^,]+,MOBILE,false,,$/);
+    expect(lines[6]).toMatch(/^\+447400120003,,,,,,,,PROVIDER_UNAVAILABLE,/);
+    expect(lines[10]).toMatch(/^"'=HYPERLINK\(""x""\)",,,,,,,,INVALID_REQUEST,/);
   });
 
   it('answers 402 when the balance covers less than the whole job, and charges nothing', async () => {
@@ -186,6 +187,8 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
       total: 2,
       processed: expect.any(Number),
       cost: 4,
+      charged: 4,
+      refunded: 0,
       created_at: expect.any(String),
       completed_at: first.body.jobs[0].completed_at,
     });

@@ -53,6 +53,7 @@ describe('examples/typed-client.ts (openapi-fetch + the generated types) against
     expect(result).toMatchObject({ country: 'GB', valid: true, status: 'CONNECTED', line_type: 'UNKNOWN', is_ported: false });
     expect(lines[3]).toMatch(/^rate limit: \d+ of \d+ left$/);
     expect(lines[4]).toBe('balance after: 96 credits');
+    expect(lines[5]).toBe('bulk quote: 2 of 2 billable, 8 credits, covered');
   }, 60_000);
 
   it('prints the code and message of an error answer and exits 1', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { migrate } from '../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../src/database/embedded-postgres';
+import { ensureTestRedis } from './helpers/redis';
 
 /**
  * One real PostgreSQL for the e2e run: a fresh database on DATABASE_URL's server when it is set
@@ -12,7 +13,12 @@ export default async function globalSetup(): Promise<void> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
     const name = `phone_filter_test_${randomBytes(5).toString('hex')}`;
-    await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+    await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`)).catch((error: Error) => {
+      throw oneLine(
+        `PostgreSQL at DATABASE_URL (${redactPassword(serverUrl)}) does not answer: ${error.message}. ` +
+          'Start it, or unset DATABASE_URL to let the tests run an embedded PostgreSQL.',
+      );
+    });
     const url = new URL(serverUrl);
     url.pathname = `/${name}`;
     process.env.DATABASE_URL = url.toString();
@@ -26,10 +32,33 @@ export default async function globalSetup(): Promise<void> {
     console.log(`\n[e2e] no DATABASE_URL: embedded PostgreSQL in ${embedded.dataDir}`);
   }
   await migrate(process.env.DATABASE_URL!);
+  await setUpRedis(); // last: a redis-server started here is stopped by the teardown, which a failed setup never reaches
+}
+
+/** Redis for the suites that need one (test/helpers/redis.ts); a missing one fails only those suites. */
+async function setUpRedis(): Promise<void> {
+  const redis = await ensureTestRedis();
+  if (redis.url) process.env.TEST_REDIS_URL = redis.url;
+  else process.env.TEST_REDIS_MISSING = redis.message;
+  globalThis.__testRedisPid = redis.pid;
+  console.log(`\n[e2e] ${redis.message}`);
+}
+
+/** An error jest prints as one line, without a stack trace into the setup's internals. */
+function oneLine(message: string): Error {
+  const error = new Error(message);
+  error.stack = message;
+  return error;
+}
+
+function redactPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
 }
 
 export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     return await work(client);
@@ -39,5 +68,6 @@ export async function withClient<T>(url: string, work: (client: Client) => Promi
 }
 
 declare global {
+  var __testRedisPid: number | undefined;
   var __testDatabase: { kind: 'server'; serverUrl: string; name: string } | { kind: 'embedded'; stop: () => Promise<void> } | undefined;
 }

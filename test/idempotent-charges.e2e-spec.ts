@@ -7,6 +7,7 @@ import { eventually } from './helpers/eventually';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
+import { refuseUpdates } from './helpers/refuse-updates';
 import { freePort, startServiceProcess } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
 
@@ -21,18 +22,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * answer. A trigger makes the database refuse it (for keys of this suite only), like a database that
  * died between the two statements.
  */
-async function refuseToStoreAnswers(t: TestApp, keyPrefix: string): Promise<() => Promise<void>> {
-  const name = `pf_test_refuse_${randomUUID().replace(/-/g, '')}`;
-  await t.db.query(`
-    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN RAISE EXCEPTION 'simulated outage: answer not stored'; END $$`);
-  await t.db.query(`
-    CREATE TRIGGER ${name} BEFORE UPDATE ON idempotency_keys FOR EACH ROW
-    WHEN (NEW.status = 'completed' AND NEW.key LIKE '${keyPrefix}%') EXECUTE FUNCTION ${name}()`);
-  return async () => {
-    await t.db.query(`DROP TRIGGER ${name} ON idempotency_keys`);
-    await t.db.query(`DROP FUNCTION ${name}()`);
-  };
+function refuseToStoreAnswers(t: TestApp, keyPrefix: string): Promise<() => Promise<void>> {
+  return refuseUpdates(t, 'idempotency_keys', `NEW.status = 'completed' AND NEW.key LIKE '${keyPrefix}%'`);
 }
 
 describe('an Idempotency-Key is charged at most once, enforced by the ledger', () => {

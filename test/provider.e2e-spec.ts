@@ -9,6 +9,7 @@ import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
 import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
+import { testRedisUrl } from './helpers/redis';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
 const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
@@ -129,23 +130,26 @@ function describeTestNumberTable(name: string, setup: () => { provider: () => Lo
 
 // First, so that ioredis's leftover connect timer (unreachable-Redis test) has expired when the file ends.
 describe('LookupService with the Redis cache store', () => {
-  const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  let redisUrl: string;
   const prefix = `pf-test-${randomBytes(4).toString('hex')}:`;
   let sim: UpstreamSimulator;
   let redis: Redis;
 
   beforeAll(async () => {
+    // No skipping: a missing Redis fails this suite at once, with one line saying what to install.
+    redisUrl = testRedisUrl();
     sim = await startUpstreamSimulator();
     redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
-    // No skipping: a missing Redis fails this suite loudly.
     await redis.connect();
     expect(await redis.ping()).toBe('PONG');
   });
   afterAll(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
-    await sim.close();
+    if (redis?.status === 'ready') {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+    }
+    redis?.disconnect();
+    await sim?.close();
   });
 
   it('stores JSON answers under the key prefix with each check’s TTL, shared by every instance', async () => {

@@ -5,10 +5,11 @@ import request, { Response } from 'supertest';
 import { AccountsService } from '../src/accounts/accounts.service';
 import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
+import { testRedisUrl } from './helpers/redis';
 import { startTestApp, TestApp } from './helpers/test-app';
 
-/** The Redis the shared-limit tests use: REDIS_URL, or the local one (CI runs one too). */
-const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+/** The Redis the shared-limit tests use: found or started by the global setup (test/helpers/redis.ts). */
+const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 /** Our own key space in a Redis other runs and engineers share. */
 const REDIS_PREFIX = `pf:rl:test:${randomBytes(6).toString('hex')}:`;
 
@@ -55,6 +56,7 @@ function expectRateLimited(res: Response, messagePart: string): number {
 
 /** Fails the suite, loudly, when Redis is not there: a shared limit that is never tested is not tested. */
 async function connectToRedis(): Promise<Redis> {
+  testRedisUrl(); // none found nor started: one line saying what to install
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
   try {
     await redis.connect();
@@ -65,7 +67,7 @@ async function connectToRedis(): Promise<Redis> {
     throw new Error(
       `\n\n  Redis is not reachable at ${REDIS_URL} (${(error as Error).message}).\n` +
         `  The rate-limit tests need it to prove the limit is shared between instances.\n` +
-        `  Start one (docker run --rm -p 6379:6379 redis:7) or point REDIS_URL at one.\n`,
+        `  Install redis-server (the tests start one) or point REDIS_URL at one.\n`,
     );
   }
 }

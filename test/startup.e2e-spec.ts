@@ -2,8 +2,40 @@ import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Client } from 'pg';
 import request from 'supertest';
+import { migrate } from '../src/database/database-runtime';
 import { isProcessAlive, temporaryDataDir } from '../src/database/embedded-postgres';
+import { eventually } from './helpers/eventually';
 import { freePort, startServiceProcess } from './helpers/service-process';
+import { startTestApp } from './helpers/test-app';
+
+/** An empty database on the e2e server, and a way to drop it. */
+async function freshDatabase(name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = new URL(process.env.DATABASE_URL!);
+  const admin = new Client({ connectionString: server.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(server.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+  };
+}
+
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+}
+
+/** The process group and session of a process (fields 5 and 6 of /proc/<pid>/stat). */
+function groupAndSession(pid: number): { group: number; session: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, , group, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  return { group, session };
+}
 
 
 describe('starting the service (npm start)', () => {
@@ -14,6 +46,11 @@ describe('starting the service (npm start)', () => {
     try {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
       await service.waitFor(/listening on/);
+      // The output ends with one short block: where, the docs, the key.
+      const [block] = await service.waitFor(/Phone Filter is ready\n( {2}.*\n)+\n/);
+      expect(block).toContain(`Docs      ${service.baseUrl.replace('127.0.0.1', 'localhost')}/docs`);
+      expect(block).toMatch(new RegExp(`Demo key  ${apiKey} \\(10000 credits`));
+      expect(block.trim().split('\n')).toHaveLength(6); // title, API, docs, metrics, key, try
       const balance = await request(service.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`);
       expect(balance.status).toBe(200);
       expect(balance.body).toEqual({ balance: 10_000 });
@@ -30,6 +67,11 @@ describe('starting the service (npm start)', () => {
       try {
         await again.waitFor(/listening on/);
         expect(again.output()).not.toMatch(/pf_live_/);
+        // Later starts say how to get a new key for the demo account, as a command that works.
+        const [, issueKey, accountId] = await again.waitFor(/(npm run admin -- issue-key ([0-9a-f-]{36}))/);
+        expect(issueKey).toBe(`npm run admin -- issue-key ${accountId}`);
+        const me = await request(again.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`);
+        expect(me.status).toBe(200);
         await request(again.baseUrl).get('/api/v1/balance').set('Authorization', `Bearer ${apiKey}`).expect(200);
       } finally {
         await again.stop();
@@ -64,22 +106,80 @@ describe('starting the service (npm start)', () => {
     }
   }, 120_000);
 
+  it('runs its embedded PostgreSQL outside the terminal\'s process group, restarts it when it dies, and on Ctrl-C stops it last', async () => {
+    const dataDir = temporaryDataDir('lifecycle');
+    // As `npm start` in a terminal: the service leads the foreground process group that Ctrl-C signals.
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, await freePort(), { ownProcessGroup: true });
+    try {
+      const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
+      await service.waitFor(/listening on/);
+      const auth = { Authorization: `Bearer ${apiKey}` };
+      const firstServer = postmasterPid(dataDir);
+      expect(groupAndSession(firstServer).group).not.toBe(service.child.pid);
+      expect(groupAndSession(firstServer).session).not.toBe(groupAndSession(service.child.pid!).session);
+
+      process.kill(firstServer, 'SIGKILL'); // the database dies under the running service
+      await service.waitFor(/embedded PostgreSQL exited unexpectedly/);
+      await service.waitFor(/embedded PostgreSQL is running again/);
+      const secondServer = postmasterPid(dataDir);
+      expect(secondServer).not.toBe(firstServer);
+      const ready = await eventually(async () => (await request(service.baseUrl).get('/health/ready')).status, (status) => status === 200, 15_000);
+      expect(ready).toBe(200);
+      await request(service.baseUrl).post('/api/v1/filter').set(auth).send({ phone: '+447400123456' }).expect(200);
+
+      const before = service.output().length;
+      process.kill(-service.child.pid!, 'SIGINT'); // Ctrl-C: the whole foreground process group
+      expect(await service.exited).toBe(0);
+      expect(isProcessAlive(secondServer)).toBe(false);
+      expect(service.output()).toMatch(/SIGINT: shutting down/);
+      expect(service.output()).toMatch(/"msg":"Stopped"/);
+      // The database went last, once nothing was connected to it.
+      expect(service.output().slice(before)).not.toMatch(/terminating connection|administrator command/);
+    } finally {
+      await service.stop('SIGKILL');
+      const leftover = existsSync(`${dataDir}/postmaster.pid`) ? postmasterPid(dataDir) : undefined;
+      if (leftover && isProcessAlive(leftover)) process.kill(leftover, 'SIGKILL');
+      await rm(dataDir, { recursive: true, force: true });
+      await rm(`${dataDir}.password`, { force: true });
+    }
+  }, 120_000);
+
+  it('with DATABASE_URL: three instances started together on an empty database all come up', async () => {
+    const database = await freshDatabase(`phone_filter_together_${process.pid}`);
+    const instances = await Promise.all([0, 1, 2].map(async () => startServiceProcess({ DATABASE_URL: database.url, REDIS_URL: '' }, await freePort())));
+    try {
+      await Promise.all(instances.map((instance) => instance.waitFor(/listening on/, 90_000)));
+      for (const instance of instances) await request(instance.baseUrl).get('/health/ready').expect(200);
+      expect(instances.filter((instance) => /Applied migrations/.test(instance.output()))).toHaveLength(1);
+      expect(instances.map((instance) => instance.output()).join('\n')).not.toMatch(/deadlock/);
+    } finally {
+      await Promise.all(instances.map((instance) => instance.stop()));
+      await database.drop();
+    }
+  }, 120_000);
+
+  it('three apps initialised at the same moment on a freshly migrated database set the bulk queue up once, without a deadlock', async () => {
+    const database = await freshDatabase(`phone_filter_queue_setup_${process.pid}`);
+    await migrate(database.url);
+    // In one process the three set-ups interleave closely (child processes start a few ms apart).
+    const started = await Promise.allSettled([0, 1, 2].map(() => startTestApp({ DATABASE_URL: database.url, REDIS_URL: '' })));
+    try {
+      expect(started.map((result) => (result.status === 'rejected' ? String(result.reason) : 'started'))).toEqual(['started', 'started', 'started']);
+    } finally {
+      await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
+      await database.drop();
+    }
+  }, 60_000);
+
   it('with DATABASE_URL: migrates an empty database and serves', async () => {
-    const server = new URL(process.env.DATABASE_URL!);
-    const name = `phone_filter_startup_${process.pid}`;
-    const admin = new Client({ connectionString: server.toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(server.toString());
-    url.pathname = `/${name}`;
-    const service = await startServiceProcess({ DATABASE_URL: url.toString() }, await freePort());
+    const database = await freshDatabase(`phone_filter_startup_${process.pid}`);
+    const service = await startServiceProcess({ DATABASE_URL: database.url }, await freePort());
     try {
       await service.waitFor(/listening on/);
       expect(service.output()).toMatch(/Applied migrations: InitialSchema/);
       expect(service.output()).not.toMatch(/pf_live_/); // no demo account outside the embedded database
       await request(service.baseUrl).get('/health/ready').expect(200);
-      const check = new Client({ connectionString: url.toString() });
+      const check = new Client({ connectionString: database.url });
       await check.connect();
       const plans = await check.query(`SELECT name, "limit", window_seconds FROM plans ORDER BY "limit"`);
       await check.end();
@@ -90,8 +190,27 @@ describe('starting the service (npm start)', () => {
       ]);
     } finally {
       await service.stop();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
+    }
+  }, 120_000);
+
+  it('a port already in use: one line saying so, exit 1, and the pretty format on request', async () => {
+    const first = await startServiceProcess({ LOG_FORMAT: 'pretty' }, await freePort());
+    try {
+      await first.waitFor(/listening on/);
+      // LOG_FORMAT=pretty: human-readable lines, not JSON, and none of Nest's per-module chatter.
+      expect(first.output()).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: \[Bootstrap\] Phone Filter listening on/m);
+      expect(first.output()).not.toMatch(/^\{"level"/m);
+      expect(first.output()).not.toMatch(/dependencies initialized/);
+
+      const port = Number(new URL(first.baseUrl).port);
+      const second = await startServiceProcess({ LOG_FORMAT: 'json' }, port);
+      expect(await second.exited).toBe(1);
+      const text = second.output();
+      expect(text).toContain(`Port ${port} is already in use on 127.0.0.1 (is Phone Filter already running?): stop that process, or start with PORT=${port + 1}.`);
+      expect(text).not.toMatch(/EADDRINUSE| {4}at /);
+    } finally {
+      await first.stop();
     }
   }, 120_000);
 

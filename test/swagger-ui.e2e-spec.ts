@@ -1,29 +1,17 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
 import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
+import { findChromium, pickLocalChromium } from './helpers/chromium';
 import { startTestApp, TestApp } from './helpers/test-app';
 
 /**
- * Swagger UI in a real browser: Debian's Chromium driven by playwright-core (which never downloads a
- * browser). Missing Chromium is a failure, not a skip: CI installs it (.ci/run).
+ * Swagger UI in a real browser driven by playwright-core (which never downloads a browser). The
+ * browser is CHROMIUM_PATH, a system Chromium, or the one shipped in the @sparticuz/chromium dev
+ * dependency (test/helpers/chromium.ts), so this runs in full on a machine with nothing but Node.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const INSTALL_HINT = 'apt-get update && apt-get install -y chromium';
-// Without the background-networking flags Chromium's own connections are refused on a closed network.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 describe('Swagger UI (/docs) in headless Chromium', () => {
   let t: TestApp;
   let baseUrl: string;
@@ -33,16 +21,19 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`Chromium not found at ${CHROMIUM}. Install it with:\n\n    ${INSTALL_HINT}\n\n(or set CHROMIUM_PATH).`);
-    }
+    const chromiumChoice = await findChromium();
     t = await startTestApp();
     await t.app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(t.app.getHttpServer().address() as { port: number }).port}`;
     account = await createAccount(t, { credits: 100 });
     profile = mkdtempSync(join(tmpdir(), 'pf-chromium-'));
     // A persistent context is how playwright takes a fresh --user-data-dir of our choosing.
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumChoice.executablePath,
+      headless: true,
+      args: chromiumChoice.args,
+      timeout: 30_000,
+    });
     page = browser.pages()[0] ?? (await browser.newPage());
     page.setDefaultTimeout(15_000);
   }, 60_000);
@@ -99,11 +90,50 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
       const result = JSON.parse(shown) as Record<string, unknown>;
       expect(Object.keys(result).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
       expect(result).toMatchObject({ country: 'GB', valid: true, status: 'CONNECTED', is_ported: false });
-      // The curl command Swagger UI shows carries the key it was given.
-      await expect(operation.locator('.curl-command').innerText()).resolves.toContain(`Bearer ${account.apiKey}`);
+      // The curl command Swagger UI shows carries the key it was given, and no Idempotency-Key:
+      // the form never pre-fills one, so a second try with another number is a new call.
+      const curl = await operation.locator('.curl-command').innerText();
+      expect(curl).toContain(`Bearer ${account.apiKey}`);
+      expect(curl).not.toMatch(/Idempotency-Key/i);
+      await expect(operation.locator('tr[data-param-name="Idempotency-Key"] input').inputValue()).resolves.toBe('');
+
+      await body.fill(JSON.stringify({ phone: '+14155552671' }));
+      await operation.locator('button.execute').click();
+      // The second answer replaces the first: 200 again (not 409), for the US number.
+      await liveResponse.locator('.response-col_description pre.microlight', { hasText: '"US"' }).first().waitFor();
+      await liveResponse.locator('.response-col_status', { hasText: '200' }).waitFor();
     });
 
-    // Charged like any other call: the default settings (network status) cost 4 credits.
-    await expect(t.app.get(CreditsService).balance(account.id)).resolves.toBe(96);
+    // Charged like any other call: the default settings (network status) cost 4 credits, twice.
+    await expect(t.app.get(CreditsService).balance(account.id)).resolves.toBe(92);
   }, 90_000);
+});
+
+describe('the Chromium the browser tests use', () => {
+  const only = (...present: string[]) => (path: string) => present.includes(path);
+
+  it('takes CHROMIUM_PATH first, then a system Chromium, then the npm package', () => {
+    expect(pickLocalChromium({ CHROMIUM_PATH: '/opt/chrome' }, only('/opt/chrome', '/usr/bin/chromium'))).toEqual({
+      executablePath: '/opt/chrome',
+      source: 'CHROMIUM_PATH',
+    });
+    expect(pickLocalChromium({}, only('/usr/bin/chromium'))).toEqual({ executablePath: '/usr/bin/chromium', source: 'system' });
+    expect(pickLocalChromium({}, only())).toEqual({ source: 'npm' });
+    expect(pickLocalChromium({ CHROMIUM_SOURCE: 'npm', CHROMIUM_PATH: '/opt/chrome' }, only('/opt/chrome'))).toEqual({ source: 'npm' });
+    expect(() => pickLocalChromium({ CHROMIUM_PATH: '/nowhere/chrome' }, only())).toThrow('CHROMIUM_PATH=/nowhere/chrome: no such file');
+  });
+
+  it('the npm package\'s Chromium launches and clicks, whether or not a system one exists', async () => {
+    const npm = await findChromium({ CHROMIUM_SOURCE: 'npm' });
+    expect(npm.source).toBe('npm');
+    const browser = await chromium.launch({ executablePath: npm.executablePath, args: npm.args, headless: true, timeout: 30_000 });
+    try {
+      const page = await browser.newPage();
+      await page.setContent('<button onclick="document.title = \'clicked\'">go</button>');
+      await page.click('button');
+      await expect(page.title()).resolves.toBe('clicked');
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

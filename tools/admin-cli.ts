@@ -7,7 +7,8 @@ import { userInfo } from 'node:os';
 import type { AdminActor } from '../src/admin/admin.service';
 import { AppError } from '../src/common/errors';
 import { OptionSpec, parseArgs, UsageError } from './admin-cli/args';
-import { COMMANDS, CommandSpec, GLOBAL_OPTIONS } from './admin-cli/commands';
+import { CommandSpec, GLOBAL_OPTIONS } from './admin-cli/commands';
+import { COMMANDS } from './admin-cli/control-commands';
 
 const PROGRAM = 'npm run admin --';
 const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

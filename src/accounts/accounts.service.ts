@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Account } from './account.entity';
-import { AccountsRepository } from './accounts.repository';
+import { AccountFilter, AccountsRepository } from './accounts.repository';
 import { Plan } from './plan.entity';
 
 @Injectable()
@@ -19,6 +19,11 @@ export class AccountsService {
     const account = await this.accounts.findById(id);
     if (!account) throw new AppError('NOT_FOUND', `No account ${id}.`);
     return account;
+  }
+
+  /** Newest first; `beforeSeq` from the previous page's last account (see keysetPage). */
+  page(filter: AccountFilter, limit: number, beforeSeq: string | undefined): Promise<Array<Account & { seq: string }>> {
+    return this.accounts.page(filter, limit, beforeSeq);
   }
 
   count(): Promise<number> {

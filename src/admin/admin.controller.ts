@@ -5,9 +5,12 @@ import { ErrorCode } from '../common/errors';
 import { AdminTokenGuard, HttpAdminActor } from './admin-token.guard';
 import { AdminService } from './admin.service';
 import type { AdminActor } from './admin.service';
-import { AuditQueryDto, ChangeCreditsDto, CreateAccountDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
+import { UsagePageDto, UsageQueryDto } from '../credits/dto/usage.dto';
+import { AccountControlsPatchDto } from '../settings/dto/settings.dto';
+import { AccountsQueryDto, AuditQueryDto, ChangeCreditsDto, CreateAccountDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
 import {
   AccountDto,
+  AccountPageDto,
   AdminBalanceDto,
   AuditPageDto,
   CreatedAccountDto,
@@ -35,6 +38,41 @@ export class AdminController {
   @ApiErrors('INVALID_REQUEST')
   createAccount(@Body() body: CreateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<CreatedAccountDto> {
     return this.admin.createAccount(body, actor);
+  }
+
+  @Get('accounts')
+  @ApiOperation({
+    summary: 'The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below.',
+  })
+  @ApiOkResponse({
+    type: AccountPageDto,
+    example: {
+      accounts: [{ id: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10', name: 'Acme Ltd', plan: 'standard', balance: 420, disabled: false, created_at: '2026-11-22T10:00:00.000Z' }],
+      next_cursor: null,
+    },
+  })
+  @ApiErrors('INVALID_REQUEST')
+  listAccounts(@Query() query: AccountsQueryDto): Promise<AccountPageDto> {
+    return this.admin.listAccounts(query);
+  }
+
+  @Get('accounts/:id/usage')
+  @ApiOperation({ summary: "The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage." })
+  @ApiOkResponse({ type: UsagePageDto })
+  @ApiErrors('INVALID_REQUEST')
+  accountUsage(@Param('id') id: string, @Query() query: UsageQueryDto): Promise<UsagePageDto> {
+    return this.admin.accountUsage(id, query);
+  }
+
+  @Patch('accounts/:id/settings')
+  @ApiOperation({
+    summary: "Sets an account's daily spending cap, low-balance threshold and webhook URL (null clears one); in the audit trail.",
+    description: 'The same rules as the customer\'s PATCH /api/v1/settings (webhook_url: http(s) at a public address).',
+  })
+  @ApiOkResponse({ type: AccountDto })
+  @ApiErrors('INVALID_REQUEST')
+  updateAccountSettings(@Param('id') id: string, @Body() body: AccountControlsPatchDto, @HttpAdminActor() actor: AdminActor): Promise<AccountDto> {
+    return this.admin.updateAccountControls(id, body, actor);
   }
 
   @Get('accounts/:id')

@@ -6,10 +6,15 @@ import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
 import { AppError } from '../common/errors';
 import { keysetPage } from '../common/keyset-page';
 import { CreditsService } from '../credits/credits.service';
+import { UsagePageDto } from '../credits/dto/usage.dto';
 import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
-import { SettingsService } from '../settings/settings.service';
+import { SettingsChanges, SettingsService } from '../settings/settings.service';
 import { AdminAuditRepository, AuditRecord } from './admin-audit.repository';
-import { AccountDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
+import { AccountDto, AccountPageDto, AccountSummaryDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
+
+/** The controls an admin may set on an account's settings (the customer's own PATCH /api/v1/settings may also change checks). */
+export type AccountControlChanges = Pick<SettingsChanges, 'daily_credit_limit' | 'low_balance_threshold' | 'webhook_url'>;
+const CONTROL_KEYS = ['daily_credit_limit', 'low_balance_threshold', 'webhook_url'] as const;
 
 /** Who performs an admin action: `admin-api` with the request id, `cli:<os user>`, `bootstrap`... */
 export interface AdminActor {
@@ -29,6 +34,8 @@ export const ADMIN_LIMITS = {
   planMaxWatchedNumbers: 10_000_000,
   auditPageDefault: 50,
   auditPageMax: 200,
+  accountPageDefault: 50,
+  accountPageMax: 200,
 } as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -74,15 +81,15 @@ export class AdminService {
 
   async getAccount(id: string): Promise<AccountDto> {
     const account = await this.requireAccount(id);
-    const [checks, keys] = await Promise.all([this.settings.checksOf(id), this.keys.listForAccount(id)]);
+    const [settings, keys] = await Promise.all([this.settings.get(id), this.keys.listForAccount(id)]);
     return {
-      id: account.id,
-      name: account.name,
-      plan: account.plan,
-      balance: account.balance,
-      disabled: account.disabled,
-      created_at: account.createdAt.toISOString(),
-      settings: { checks },
+      ...accountSummary(account),
+      settings: {
+        checks: settings.checks,
+        daily_credit_limit: settings.daily_credit_limit,
+        low_balance_threshold: settings.low_balance_threshold,
+        webhook_url: settings.webhook_url,
+      },
       keys: keys.map((key) => ({
         id: key.id,
         prefix: key.prefix,
@@ -117,6 +124,37 @@ export class AdminService {
     this.keys.forgetAccount(id);
     await this.record(actor, 'account.update', 'account', id, before, after);
     return this.getAccount(id);
+  }
+
+  /** The daily cap, low-balance threshold and webhook URL of an account (null clears one), in the audit trail. */
+  async updateAccountControls(id: string, changes: AccountControlChanges, by: ActorRef): Promise<AccountDto> {
+    const actor = toActor(by);
+    const sent = CONTROL_KEYS.filter((key) => changes[key] !== undefined);
+    if (sent.length === 0) throw new AppError('INVALID_REQUEST', `Send at least one of ${CONTROL_KEYS.join(', ')}.`);
+    this.settings.checkChanges(changes);
+    await this.requireAccount(id);
+    const current = await this.settings.get(id);
+    const updated = await this.settings.update(id, Object.fromEntries(sent.map((key) => [key, changes[key]])));
+    const pick = (from: typeof current) => Object.fromEntries(sent.map((key) => [key, from[key]]));
+    await this.record(actor, 'settings.update', 'account', id, pick(current), pick(updated));
+    return this.getAccount(id);
+  }
+
+  /** Newest first, filtered; the one keyset pager. */
+  async listAccounts(query: { limit?: number; cursor?: string; name?: string; plan?: string; disabled?: boolean; balance_below?: number }): Promise<AccountPageDto> {
+    const limit = query.limit ?? ADMIN_LIMITS.accountPageDefault;
+    requireInteger(limit, 'limit', 1, ADMIN_LIMITS.accountPageMax);
+    const filter = { name: query.name, plan: query.plan, disabled: query.disabled, balanceBelow: query.balance_below };
+    const page = await keysetPage('acct', limit, query.cursor, (rows, beforeSeq) => this.accounts.page(filter, rows, beforeSeq), (account) => account.seq);
+    return { accounts: page.rows.map(accountSummary), next_cursor: page.nextCursor };
+  }
+
+  /** The account's ledger exactly as the customer sees it (GET /api/v1/usage). */
+  async accountUsage(id: string, query: { limit?: number; cursor?: string }): Promise<UsagePageDto> {
+    await this.requireAccount(id);
+    const limit = query.limit ?? 50;
+    requireInteger(limit, 'limit', 1, 100);
+    return this.credits.usage(id, limit, query.cursor);
   }
 
   async setPlan(accountId: string, plan: string, by: ActorRef = SYSTEM_ACTOR): Promise<{ id: string; plan: string }> {
@@ -232,6 +270,17 @@ export class AdminService {
       this.logger.error(`Audit row not written (${error.message}); the action stands: ${JSON.stringify(entry)}`);
     });
   }
+}
+
+function accountSummary(account: Account): AccountSummaryDto {
+  return {
+    id: account.id,
+    name: account.name,
+    plan: account.plan,
+    balance: account.balance,
+    disabled: account.disabled,
+    created_at: account.createdAt.toISOString(),
+  };
 }
 
 function toActor(by: ActorRef): AdminActor {

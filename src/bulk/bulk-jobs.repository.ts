@@ -21,6 +21,12 @@ export interface BulkJob {
   callbackUrl: string | null;
   reservationId: string | null;
   chunks: number;
+  /** Freshness of the lookups (`max_age`); null: any cached answer. */
+  maxAgeSeconds: number | null;
+  /** Set when the job was created with an Idempotency-Key: the hash of that request. */
+  requestHash: string | null;
+  /** Credits refunded so far (the REFUND of the reservation, once the job completes). */
+  refunded: number;
   createdAt: Date;
   completedAt: Date | null;
 }
@@ -29,6 +35,7 @@ export type EntryErrorCode = 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
 
 export interface BulkEntry {
   phone: string;
+  reference: string | null;
   result: FilterResultDto | null;
   error: { code: EntryErrorCode; message: string } | null;
 }
@@ -47,10 +54,16 @@ export interface NewBulkJob {
   callbackUrl: string | null;
   chunks: number;
   invalidMessage: string;
+  maxAgeSeconds: number | null;
+  idempotency: { key: string; requestHash: string } | null;
 }
 
+/** Thrown inside `create` when the Idempotency-Key already has a job: the transaction (and its reservation) rolls back. */
+export class IdempotencyKeyTaken extends Error {}
+
 const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source,
-  callback_url, reservation_id, chunks, created_at, completed_at`;
+  callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at,
+  (SELECT COALESCE(sum(r.amount), 0) FROM ledger_entries r WHERE r.refund_of = bulk_jobs.reservation_id) AS refunded`;
 
 @Injectable()
 export class BulkJobsRepository {
@@ -59,7 +72,8 @@ export class BulkJobsRepository {
   /**
    * The job, its entries (syntax errors already answered), the credit reservation and the queue jobs
    * in ONE transaction: a 402 from `reserve` or any failure leaves nothing behind, and a crash after
-   * the commit leaves a job the queue will run.
+   * the commit leaves a job the queue will run. With an Idempotency-Key that already has a job, it
+   * throws IdempotencyKeyTaken and nothing is written (a concurrent twin waits on the key's unique index).
    */
   async create(
     job: NewBulkJob,
@@ -70,8 +84,9 @@ export class BulkJobsRepository {
       const invalid = job.entries.filter((entry) => !entry.valid).length;
       const [row] = await transaction.query(
         `INSERT INTO bulk_jobs (id, account_id, total, processed, charged_entries, cost_per_entry, cost, checks, source, callback_url,
-                                reservation_id, chunks)
-         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11)
+                                reservation_id, chunks, max_age_seconds, idempotency_key, request_hash)
+         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11, $12, $13, $14)
+         ON CONFLICT ON CONSTRAINT bulk_jobs_idempotency_key_unique DO NOTHING
          RETURNING ${JOB_COLUMNS}`,
         [
           job.id,
@@ -85,17 +100,29 @@ export class BulkJobsRepository {
           job.callbackUrl,
           reservationId,
           job.chunks,
+          job.maxAgeSeconds,
+          job.idempotency?.key ?? null,
+          job.idempotency?.requestHash ?? null,
         ],
       );
+      if (!row) throw new IdempotencyKeyTaken();
       // One statement for all entries (up to 1,000), whatever their number.
       await transaction.query(
-        `INSERT INTO bulk_entries (job_id, idx, phone, chunk, error_code, error_message, done_at)
+        `INSERT INTO bulk_entries (job_id, idx, phone, chunk, error_code, error_message, done_at, reference)
          SELECT $1, e.idx, e.phone, e.chunk,
                 CASE WHEN e.chunk IS NULL THEN 'INVALID_REQUEST' END,
                 CASE WHEN e.chunk IS NULL THEN $5 END,
-                CASE WHEN e.chunk IS NULL THEN now() END
-           FROM unnest($2::int[], $3::text[], $4::int[]) AS e(idx, phone, chunk)`,
-        [job.id, job.entries.map((e) => e.index), job.entries.map((e) => e.phone), job.entries.map((e) => e.chunk), job.invalidMessage],
+                CASE WHEN e.chunk IS NULL THEN now() END,
+                e.reference
+           FROM unnest($2::int[], $3::text[], $4::int[], $6::text[]) AS e(idx, phone, chunk, reference)`,
+        [
+          job.id,
+          job.entries.map((e) => e.index),
+          job.entries.map((e) => e.phone),
+          job.entries.map((e) => e.chunk),
+          job.invalidMessage,
+          job.entries.map((e) => e.reference ?? null),
+        ],
       );
       await steps.enqueue(transaction);
       return toJob(row);
@@ -104,6 +131,11 @@ export class BulkJobsRepository {
 
   async findForAccount(accountId: string, id: string): Promise<BulkJob | undefined> {
     const rows: JobRow[] = await this.db.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async findByIdempotencyKey(accountId: string, key: string): Promise<BulkJob | undefined> {
+    const rows: JobRow[] = await this.db.query(`SELECT ${JOB_COLUMNS} FROM bulk_jobs WHERE account_id = $1 AND idempotency_key = $2`, [accountId, key]);
     return rows[0] && toJob(rows[0]);
   }
 
@@ -133,15 +165,16 @@ export class BulkJobsRepository {
 
   /** Entries in input order: all of them, or only those answered so far. */
   async entries(jobId: string, onlyDone: boolean): Promise<BulkEntry[]> {
-    const rows: Array<{ phone: string; result: FilterResultDto | null; error_code: EntryErrorCode | null; error_message: string | null }> =
+    const rows: Array<{ phone: string; reference: string | null; result: FilterResultDto | null; error_code: EntryErrorCode | null; error_message: string | null }> =
       await this.db.query(
-        `SELECT phone, result, error_code, error_message FROM bulk_entries
+        `SELECT phone, reference, result, error_code, error_message FROM bulk_entries
           WHERE job_id = $1 AND ($2::boolean = false OR done_at IS NOT NULL)
           ORDER BY idx`,
         [jobId, onlyDone],
       );
     return rows.map((row) => ({
       phone: row.phone,
+      reference: row.reference,
       result: row.result,
       error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     }));
@@ -233,6 +266,9 @@ interface JobRow {
   callback_url: string | null;
   reservation_id: string | null;
   chunks: number;
+  max_age_seconds: number | null;
+  request_hash: string | null;
+  refunded: string;
   created_at: Date;
   completed_at: Date | null;
 }
@@ -253,6 +289,9 @@ function toJob(row: JobRow): BulkJob {
     callbackUrl: row.callback_url,
     reservationId: row.reservation_id === null ? null : String(row.reservation_id),
     chunks: row.chunks,
+    maxAgeSeconds: row.max_age_seconds,
+    requestHash: row.request_hash,
+    refunded: Number(row.refunded),
     createdAt: row.created_at,
     completedAt: row.completed_at,
   };

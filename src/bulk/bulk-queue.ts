@@ -1,7 +1,10 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import PgBoss from 'pg-boss';
-import type { EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { underSchemaLock } from '../database/database-runtime';
+import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
+import { ChunkLeases } from './chunk-leases';
 
 export interface ChunkTask {
   jobId: string;
@@ -14,9 +17,9 @@ export interface WebhookTask {
 
 /**
  * The durable queue (pg-boss, in the service's own Postgres): chunks of bulk jobs and their
- * completion callbacks. Every instance works the same queues, so the work is shared; a job whose
- * worker died stays `active` until its expiration, then pg-boss's maintenance (on any instance)
- * hands it out again.
+ * completion callbacks. Every instance works the same queues, so the work is shared; a chunk whose
+ * worker died is handed out again once its lease lapses (ChunkLeases), or at the latest at its
+ * expiration, by pg-boss's maintenance (on any instance).
  *
  * Started in onModuleInit so it is ready before any onApplicationBootstrap starts workers, and
  * stopped in beforeApplicationShutdown, while the database pool is still open: running chunks are
@@ -33,9 +36,16 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   readonly webhookQueue: string;
   private workerIds: string[] = [];
   private shuttingDown = false;
+  /** Running chunks get half the shutdown's time to write what they have. */
+  private readonly stopTimeoutMs: number;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly dataSource: DataSource,
+    private readonly leases: ChunkLeases,
+  ) {
     this.settings = config.bulk;
+    this.stopTimeoutMs = Math.max(1000, Math.min(15_000, Math.round(config.shutdownTimeoutMs / 2)));
     this.chunkQueue = config.bulk.queueName;
     this.givenUpQueue = `${config.bulk.queueName}-given-up`;
     this.webhookQueue = `${config.bulk.queueName}-webhooks`;
@@ -61,18 +71,21 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.boss.start();
-    // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
-    await this.boss.createQueue(this.givenUpQueue);
-    await this.boss.createQueue(this.chunkQueue);
-    await this.boss.createQueue(this.webhookQueue);
+    await underSchemaLock(this.dataSource, async () => {
+      await this.boss.start();
+      // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
+      await this.boss.createQueue(this.givenUpQueue);
+      await this.boss.createQueue(this.chunkQueue);
+      await this.boss.createQueue(this.webhookQueue);
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
     // Graceful: waits for the handlers running now (a chunk stops early, see `stopping`), then fails
     // what is still active so that another instance picks it up at once.
-    await this.boss.stop({ graceful: true, timeout: 15_000, wait: true });
+    await shutdownStep('the bulk queue', () => this.boss.stop({ graceful: true, timeout: this.stopTimeoutMs, wait: true }));
+    await this.leases.stop();
   }
 
   /** The chunk jobs of a new bulk job, inserted inside the caller's transaction: they exist iff the job does. */
@@ -117,10 +130,21 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   }): Promise<void> {
     const options = { batchSize: 1, pollingIntervalSeconds: this.settings.pollIntervalSeconds };
     for (let i = 0; i < this.settings.parallelChunks; i++) {
-      this.workerIds.push(await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => handlers.chunk(job.data)));
+      this.workerIds.push(
+        await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => this.leases.hold(this.chunkQueue, job.id, () => handlers.chunk(job.data))),
+      );
     }
+    this.leases.start((queueName, queueJobId) => this.handOutAgain(queueName, queueJobId));
     this.workerIds.push(await this.boss.work<ChunkTask>(this.givenUpQueue, options, ([job]) => handlers.givenUp(job.data)));
     this.workerIds.push(await this.boss.work<WebhookTask>(this.webhookQueue, options, ([job]) => handlers.webhook(job.data)));
+  }
+
+  /** The chunk of a dead worker goes back to the queue now (as a failed attempt, retried after 1 s). */
+  private async handOutAgain(queueName: string, queueJobId: string): Promise<void> {
+    const job = await this.boss.getJobById(queueName, queueJobId);
+    if (job?.state !== 'active') return; // finished, or already handed out by its expiration
+    await this.boss.fail(queueName, queueJobId, { message: `its worker stopped renewing its lease for ${this.settings.chunkLeaseSeconds} s` });
+    this.logger.warn(`Chunk ${JSON.stringify(job.data)} of a dead worker handed out again (lease lapsed)`);
   }
 
   /** Wakes this instance's idle workers now rather than at their next poll (a job was just submitted here). */

@@ -9,10 +9,12 @@ import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
 import { BulkService } from './bulk.service';
+import { ChunkLeases } from './chunk-leases';
+import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
   imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
+  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
 })
 export class BulkModule {}

@@ -9,6 +9,7 @@ import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
 import { CallbackClient } from '../webhooks/callback.client';
+import { EventsService } from '../webhooks/events.service';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =
@@ -41,6 +42,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
     private readonly credits: CreditsService,
     private readonly settings: SettingsService,
     private readonly callbacks: CallbackClient,
+    private readonly events: EventsService,
     config: AppConfig,
   ) {
     this.limit = new ConcurrencyLimit(config.bulk.concurrency);
@@ -108,7 +110,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
           if (this.queue.stopping) outcome = 'stopping';
           else if (Date.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
-          writer.add(await this.answer(phone, job.checks));
+          writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds));
         }),
       ),
     );
@@ -116,9 +118,9 @@ export class BulkProcessor implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
+  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk' }) };
+      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk', maxAgeSeconds: maxAgeSeconds ?? undefined }) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);
@@ -130,8 +132,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
   /**
    * Once every entry has its answer: refund the failed lookups (one REFUND of the reservation,
    * exactly once), then mark the job completed (so a client that sees `completed` sees the final
-   * balance), then queue the callback. Each step is idempotent, so any chunk may run it, as often
-   * as a crash makes it.
+   * balance), then queue the callback (to callback_url, or as a bulk.completed event to the account's
+   * webhook_url). Each step is idempotent, so any chunk may run it, as often as a crash makes it.
    */
   private async finish(job: BulkJob): Promise<void> {
     const { pending, failed } = await this.jobs.outcomeCounts(job.id);
@@ -145,5 +147,6 @@ export class BulkProcessor implements OnApplicationBootstrap {
     const completedNow = await this.jobs.markCompleted(job.id);
     if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failed} lookup(s) failed`);
     if (job.callbackUrl) await this.queue.enqueueWebhook(job.id);
+    else if (await this.settings.webhookUrl(job.accountId)) await this.events.bulkCompleted(job.accountId, { id: job.id, status: 'completed', total: job.total });
   }
 }

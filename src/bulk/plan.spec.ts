@@ -19,6 +19,16 @@ describe('planJob', () => {
     expect(plan).toMatchObject({ validCount: 6, distinctCount: 4, chunks: 2 });
   });
 
+  it('keeps each entry\'s reference, and plans entries with and without one alike', () => {
+    const plan = planJob([{ phone: '+447400123456', reference: 'r-1' }, '+447400123456', { phone: 'nope', reference: 'r-3' }], 10);
+    expect(plan.entries).toEqual([
+      { index: 0, phone: '+447400123456', valid: true, chunk: 0, reference: 'r-1' },
+      { index: 1, phone: '+447400123456', valid: true, chunk: 0 },
+      { index: 2, phone: 'nope', valid: false, chunk: null, reference: 'r-3' },
+    ]);
+    expect(plan).toMatchObject({ validCount: 2, distinctCount: 1, chunks: 1 });
+  });
+
   it('still plans one chunk when nothing is to be looked up', () => {
     expect(planJob(['x', ''], 5)).toMatchObject({ validCount: 0, distinctCount: 0, chunks: 1 });
   });

@@ -1,4 +1,5 @@
 import { normalizePhone } from '../common/phone';
+import { BulkEntryInput, toEntryInput } from './entry-input';
 
 /** Longest input kept for an entry that fails the syntax rule (it is echoed back, never looked up). */
 export const MAX_STORED_INPUT = 64;
@@ -10,6 +11,8 @@ export interface PlannedEntry {
   valid: boolean;
   /** The queue job that looks it up; null for a syntax error (answered at submission). */
   chunk: number | null;
+  /** The client's reference, when sent. */
+  reference?: string;
 }
 
 export interface JobPlan {
@@ -26,17 +29,19 @@ export interface JobPlan {
  * Splits a job into queue chunks of at most `chunkSize` DISTINCT numbers. Every entry with the same
  * number lands in the same chunk, so a duplicate is looked up once and answered per entry.
  */
-export function planJob(phones: readonly string[], chunkSize: number): JobPlan {
+export function planJob(inputs: ReadonlyArray<string | BulkEntryInput>, chunkSize: number): JobPlan {
   const chunkOf = new Map<string, number>();
-  const entries = phones.map((raw, index): PlannedEntry => {
+  const entries = inputs.map((input, index): PlannedEntry => {
+    const { phone: raw, reference } = toEntryInput(input);
+    const echo = reference === undefined ? {} : { reference };
     const e164 = normalizePhone(raw);
-    if (!e164) return { index, phone: storableInput(raw), valid: false, chunk: null };
+    if (!e164) return { index, phone: storableInput(raw), valid: false, chunk: null, ...echo };
     let chunk = chunkOf.get(e164);
     if (chunk === undefined) {
       chunk = Math.floor(chunkOf.size / chunkSize);
       chunkOf.set(e164, chunk);
     }
-    return { index, phone: e164, valid: true, chunk };
+    return { index, phone: e164, valid: true, chunk, ...echo };
   });
   return {
     entries,

@@ -10,6 +10,7 @@ const ERROR_WHEN = {
   INVALID_API_KEY: 'no `Authorization` header, not `Bearer <key>`, or an unknown key',
   REVOKED_API_KEY: 'the key was revoked or its account is disabled',
   INSUFFICIENT_CREDITS: 'the balance is below the cost of the call; nothing is charged',
+  SPENDING_LIMIT_REACHED: "the call would take today's (UTC) charges past the account's `daily_credit_limit`; nothing is charged; the message says the limit, what is left and when it resets",
   NOT_FOUND: 'unknown route or resource',
   IDEMPOTENCY_CONFLICT: 'the `Idempotency-Key` was used with another body, or its first call is still running',
   PAYLOAD_TOO_LARGE: 'the body is over 1 MiB',

@@ -22,6 +22,19 @@ export function deferredJsonParser(): (req: Request, res: Response, next: NextFu
     });
 }
 
+/**
+ * text/csv bodies (bulk uploads) up to 1 MiB, as a string in req.body; errors deferred like JSON's.
+ * Other routes refuse a string body in validation (it is not a JSON object).
+ */
+export function deferredCsvParser(): (req: Request, res: Response, next: NextFunction) => void {
+  const parse = express.text({ limit: BODY_LIMIT_BYTES, type: 'text/csv', defaultCharset: 'utf-8' });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      if (error) deferredBodyErrors.set(req, error);
+      next();
+    });
+}
+
 /** Iterative, so that measuring a hostile body cannot itself overflow the stack. */
 export function depthExceeds(value: unknown, maxDepth: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 0]];

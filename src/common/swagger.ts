@@ -10,7 +10,9 @@ const API_DESCRIPTION = `One synchronous call tells whether a phone number is we
 
 **Errors.** Every non-2xx response has the body \`{ "error": { "code", "message" } }\` (schema \`Error\`); the codes of each route are listed with its responses.
 
-**Credits.** \`POST /api/v1/filter\` costs the sum of the prices of the checks enabled in the account settings (defaults: network status 4, line type 1, portability 2 credits; \`GET /api/v1/settings\` tells the cost with this deployment's prices). Requests refused before the credit step are never charged; a 503 \`PROVIDER_UNAVAILABLE\` is refunded.
+**Credits.** \`POST /api/v1/filter\` costs the sum of the prices of the checks enabled in the account settings (defaults: network status 4, line type 1, portability 2 credits; \`GET /api/v1/settings\` tells the cost with this deployment's prices). Requests refused before the credit step are never charged; a 503 \`PROVIDER_UNAVAILABLE\` is refunded. An optional \`daily_credit_limit\` caps what an account is charged per UTC day (402 \`SPENDING_LIMIT_REACHED\`), and \`low_balance_threshold\` with \`webhook_url\` sends a signed \`balance.low\` event when a charge crosses it.
+
+**Freshness.** Answers are cached per number and check; \`Cache-Control: no-cache\` (or \`max-age=0\`) on \`POST /api/v1/filter\` looks the number up live, \`max-age=<seconds>\` refuses older cached answers (bulk jobs: \`max_age\`). Same price either way.
 
 **Rate limits.** Per account and plan, across all keys and instances. Every \`/api/v1\` response after authentication carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`; a 429 carries \`Retry-After\`.`;
 
@@ -37,6 +39,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('filter', 'Check phone numbers (charged in credits).')
     .addTag('settings', 'Which checks run on every call, and what a call costs.')
     .addTag('credits', 'Balance and the credits ledger.')
+    .addTag('bulk', 'Up to 1,000 numbers in one job (JSON or CSV), with a quote first and Idempotency-Key.')
+    .addTag('events', 'Account events (balance.low, bulk.completed) sent to webhook_url, and their delivery state.')
     .addTag('health', 'Liveness and readiness probes (no authentication).')
     .addTag('admin', 'Accounts, keys, credits and plans, with the ADMIN_TOKEN.')
     .build();
@@ -77,6 +81,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
  * and carry the rate-limit headers after authentication; every response carries X-Request-Id.
  */
 function completeOperation(operation: OperationObject): void {
+  documentCsvBody(operation);
   const customerApi = (operation.security ?? []).some((requirement) => 'api-key' in requirement);
   const required: ErrorCode[] = customerApi ? CUSTOMER_API_ERRORS : ['INTERNAL_ERROR'];
   for (const [status, codes] of groupByStatus(required)) {
@@ -99,6 +104,20 @@ function completeOperation(operation: OperationObject): void {
       ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])),
     };
   }
+}
+
+/** Operation extension (set with `@ApiExtension(CSV_BODY_EXTENSION, { description, example })`): the route also takes a text/csv body. */
+export const CSV_BODY_EXTENSION = 'x-csv-body';
+
+/** @nestjs/swagger gives every content type of a body the same schema: a CSV body is text, with its own example. */
+function documentCsvBody(operation: OperationObject): void {
+  const extended = operation as OperationObject & Record<string, unknown>;
+  const csv = extended[CSV_BODY_EXTENSION] as { description: string; example: string } | undefined;
+  if (!csv) return;
+  delete extended[CSV_BODY_EXTENSION];
+  const body = operation.requestBody as { content: Record<string, unknown>; description?: string } | undefined;
+  if (!body) return;
+  body.content['text/csv'] = { schema: { type: 'string', description: csv.description }, example: csv.example };
 }
 
 export function setupSwagger(app: INestApplication): void {

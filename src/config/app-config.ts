@@ -1,5 +1,13 @@
 import type { CheckName, CheckPrices } from '../checks/checks';
 import { ConfigurationError, EnvironmentVariables } from './environment';
+
+export type LogFormat = 'json' | 'pretty';
+
+/** LOG_FORMAT when set; else human-readable lines for a person at a terminal, JSON for machines and production. */
+export function resolveLogFormat(env: Pick<EnvironmentVariables, 'LOG_FORMAT' | 'NODE_ENV'>, isTerminal = Boolean(process.stdout.isTTY)): LogFormat {
+  if (env.LOG_FORMAT) return env.LOG_FORMAT;
+  return isTerminal && env.NODE_ENV !== 'production' ? 'pretty' : 'json';
+}
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
 /**
@@ -35,6 +43,7 @@ export class AppConfig {
   readonly ipRateLimit: { limit: number; windowSeconds: number };
   readonly rateLimitRedisPrefix: string;
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
+  readonly logFormat: LogFormat;
   readonly shutdownTimeoutMs: number;
   readonly http: { corsOrigins: CorsOrigins | undefined; trustProxy: TrustProxy };
   readonly bulk: {
@@ -42,6 +51,7 @@ export class AppConfig {
     chunkSize: number;
     parallelChunks: number;
     chunkTimeoutSeconds: number;
+    chunkLeaseSeconds: number;
     chunkRetries: number;
     maintenanceIntervalSeconds: number;
     pollIntervalSeconds: number;
@@ -49,6 +59,8 @@ export class AppConfig {
     queueSchema: string;
     webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
+  /** Account events: delivered with the bulk callbacks' timeout, retries and address rule. */
+  readonly events: { pollIntervalMs: number };
   readonly watchlists: {
     concurrency: number;
     chunkSize: number;
@@ -99,6 +111,7 @@ export class AppConfig {
     this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };
     this.rateLimitRedisPrefix = env.RATE_LIMIT_REDIS_PREFIX;
     this.logLevel = env.LOG_LEVEL;
+    this.logFormat = resolveLogFormat(env);
     this.shutdownTimeoutMs = env.SHUTDOWN_TIMEOUT_MS;
     this.http = {
       corsOrigins: env.CORS_ORIGINS === undefined ? undefined : parseCorsOrigins(env.CORS_ORIGINS),
@@ -109,6 +122,7 @@ export class AppConfig {
       chunkSize: env.BULK_CHUNK_SIZE,
       parallelChunks: env.BULK_PARALLEL_CHUNKS,
       chunkTimeoutSeconds: env.BULK_CHUNK_TIMEOUT_SECONDS,
+      chunkLeaseSeconds: env.BULK_CHUNK_LEASE_SECONDS,
       chunkRetries: env.BULK_CHUNK_RETRIES,
       maintenanceIntervalSeconds: env.BULK_QUEUE_MAINTENANCE_SECONDS,
       pollIntervalSeconds: env.BULK_POLL_INTERVAL_SECONDS,
@@ -121,6 +135,7 @@ export class AppConfig {
         allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
     };
+    this.events = { pollIntervalMs: env.EVENTS_POLL_INTERVAL_MS };
     this.watchlists = {
       concurrency: env.WATCHLIST_CONCURRENCY,
       chunkSize: env.WATCHLIST_CHUNK_SIZE,

@@ -45,8 +45,9 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(500)
   DATABASE_POOL_SIZE: number = 20;
 
-  @IsString()
-  EMBEDDED_PG_DIR: string = '.data/pg';
+  /** Unset: .data/pg in the checkout, or a folder the postgres system user can reach (as root). */
+  @IsOptional() @IsString()
+  EMBEDDED_PG_DIR?: string;
 
   @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
@@ -134,9 +135,16 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(32)
   BULK_PARALLEL_CHUNKS: number = 4;
 
-  /** A chunk whose worker died is retried this long after it started (pg-boss expiration). */
+  /**
+   * The last resort: a chunk still running this long after it started is handed out again
+   * (pg-boss expiration), even if its worker still renews its lease.
+   */
   @IsInt() @Min(2) @Max(3600)
   BULK_CHUNK_TIMEOUT_SECONDS: number = 120;
+
+  /** A chunk whose worker stopped renewing its lease (a dead instance) is handed out again after this. */
+  @IsInt() @Min(2) @Max(3600)
+  BULK_CHUNK_LEASE_SECONDS: number = 10;
 
   /**
    * Attempts of a chunk that keeps failing (1 s apart) after the first one; then its numbers still
@@ -171,6 +179,10 @@ export class EnvironmentVariables {
   /** First retry delay of a failed callback; it doubles (with jitter) at each retry. */
   @IsInt() @Min(1) @Max(3600)
   BULK_WEBHOOK_RETRY_DELAY_SECONDS: number = 5;
+
+  /** How often each instance looks for account events to deliver (balance.low, bulk.completed to webhook_url). */
+  @IsInt() @Min(50) @Max(60000)
+  EVENTS_POLL_INTERVAL_MS: number = 1000;
 
   /**
    * Lets callback_url point at loopback, private and link-local addresses (development, tests, a
@@ -209,7 +221,11 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 
-  /** On SIGTERM/SIGINT: how long in-flight requests may take to finish before the process exits anyway. */
+  /** Unset: `pretty` (human-readable) on a terminal outside production, else `json` (one object a line). */
+  @IsOptional() @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: 'json' | 'pretty';
+
+  /** On SIGTERM/SIGINT: how long the whole shutdown may take (drain, close, embedded database); past it, exit 1. */
   @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 10000;
 

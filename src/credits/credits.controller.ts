@@ -46,18 +46,6 @@ export class CreditsController {
   })
   @ApiErrors('INVALID_REQUEST')
   async usage(@CurrentAccount() account: AuthenticatedAccount, @Query() query: UsageQueryDto): Promise<UsagePageDto> {
-    const page = await this.credits.usage(account.accountId, query.limit ?? 50, query.cursor);
-    return {
-      entries: page.rows.map((entry) => ({
-        id: entry.id,
-        type: entry.type,
-        amount: entry.amount,
-        balance_after: entry.balanceAfter,
-        phone: entry.phone,
-        source: entry.source,
-        created_at: entry.createdAt.toISOString(),
-      })),
-      next_cursor: page.nextCursor,
-    };
+    return this.credits.usage(account.accountId, query.limit ?? 50, query.cursor);
   }
 }

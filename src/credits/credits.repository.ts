@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
 import { LedgerEntryType } from './ledger-entry.entity';
 
 export interface LedgerWrite {
@@ -37,7 +38,6 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
-const UNIQUE_VIOLATION = '23505';
 const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
@@ -60,6 +60,40 @@ const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
  */
 const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
 
+/** The UTC day the daily spending cap counts (accounts.spent_day / spent_today). */
+const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
+/** What account `a` has been charged today. */
+const SPENT_TODAY = `CASE WHEN a.spent_day = ${TODAY} THEN a.spent_today ELSE 0 END`;
+/** The account's daily_credit_limit (null: none). Read unlocked: a concurrent change of the setting may apply from the next statement. */
+const DAILY_CAP = `(SELECT s.daily_credit_limit FROM account_settings s WHERE s.account_id = a.id)`;
+/** A refund of a charge made today (UTC) gives its allowance back; one of another day changes nothing today. */
+const GIVE_BACK = (amount: string) =>
+  `spent_today = CASE WHEN a.spent_day = (charge.created_at AT TIME ZONE 'UTC')::date THEN greatest(a.spent_today - ${amount}, 0) ELSE a.spent_today END`;
+
+export interface SpendingState {
+  balance: number;
+  dailyCreditLimit: number | null;
+  spentToday: number;
+}
+
+/**
+ * CTEs that, in the statement of a charge, record one `balance.low` account event (the outbox of
+ * webhooks/) when the charge takes the balance of account $1 from at or above its
+ * low_balance_threshold to below it, and mark the alert as sent: no second event until a top-up
+ * re-arms it (`credit`). `before` and `after` are SQL expressions over `source`.
+ */
+function lowBalanceAlert(source: string, before: string, after: string): string {
+  return `low AS (
+         UPDATE account_settings s SET low_balance_alerted = true FROM ${source}
+          WHERE s.account_id = $1 AND NOT s.low_balance_alerted AND s.low_balance_threshold IS NOT NULL
+            AND ${before} >= s.low_balance_threshold AND ${after} < s.low_balance_threshold
+         RETURNING s.low_balance_threshold AS threshold, ${after} AS balance),
+       alert AS (
+         INSERT INTO account_events (account_id, type, payload)
+         SELECT $1, 'balance.low', jsonb_build_object('account_id', $1::text, 'balance', low.balance, 'threshold', low.threshold) FROM low
+         RETURNING 1)`;
+}
+
 /**
  * Every change of a balance, as ONE statement that moves accounts.balance and appends the ledger
  * row together: atomic without an explicit transaction, and it cannot overdraw (the WHERE clause
@@ -78,7 +112,10 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
       `WITH moved AS (
-         UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 >= 0 RETURNING id, balance)
+         UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 >= 0 RETURNING id, balance),
+       rearm AS (
+         UPDATE account_settings s SET low_balance_alerted = false FROM moved
+          WHERE s.account_id = moved.id AND s.low_balance_alerted AND moved.balance >= s.low_balance_threshold RETURNING 1)
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, reason, actor, settled_at)
        SELECT id, $3, $2, balance, $4, $5, $6, now() FROM moved
        RETURNING id, balance_after`,
@@ -111,6 +148,10 @@ export class CreditsRepository {
    * With `transaction`, the statement runs in the caller's transaction (the caller's rows commit with
    * the charges, or nothing does); a failed statement is then not re-run here, since it aborted the
    * caller's transaction (such callers charge without Idempotency-Keys, so the re-run never applies).
+   *
+   * The daily spending cap is enforced by the same rule in the same statement: a call is taken only
+   * while today's charges (spent_today of the locked row, so the latest count whatever the instance)
+   * plus it stay within daily_credit_limit, and the count moves with the balance.
    */
   async chargeMany(
     accountId: string,
@@ -123,7 +164,7 @@ export class CreditsRepository {
       try {
         return await this.chargeOnce(this.db.manager, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
-        if (hasCode(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true };
+        if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true };
         if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
       }
     }
@@ -132,7 +173,8 @@ export class CreditsRepository {
   private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[], deadline: Date | null): Promise<ChargeOutcome> {
     const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean }> = await db.query(
       `WITH account AS (
-         SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE),
+         SELECT a.balance, ${SPENT_TODAY} AS spent, ${DAILY_CAP} AS cap
+           FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
                     AS c(reference, phone, source, key_id, settled, ordinal)),
@@ -143,10 +185,14 @@ export class CreditsRepository {
                  AND NOT EXISTS (SELECT 1 FROM call d WHERE d.key_id = c.key_id AND d.ordinal < c.ordinal))),
        accepted AS (
          SELECT e.*, account.balance - e.rank * $2::bigint AS balance_after
-           FROM account, eligible e WHERE e.rank * $2::bigint <= account.balance),
+           FROM account, eligible e WHERE e.rank * $2::bigint <= account.balance
+            AND (account.cap IS NULL OR account.spent + e.rank * $2::bigint <= account.cap)),
        debit AS (
-         UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted)
+         UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted),
+                             spent_today = (SELECT spent FROM account) + $2::bigint * (SELECT count(*) FROM accepted),
+                             spent_day = ${TODAY}
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
+       ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
        written AS (
          INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at)
          SELECT debit.id, 'CHARGE', -$2::bigint, a.balance_after, a.reference, a.phone, a.source, a.key_id,
@@ -181,7 +227,7 @@ export class CreditsRepository {
    * A bulk job's reservation: the same conditional debit as `charge`, but settled at once and run
    * inside the caller's transaction (the job and its entries commit with it, or nothing does).
    * Settled, it is never taken for an abandoned call by the sweeper; the job gives back what it did
-   * not use with `refundPart`. Undefined when the balance is short.
+   * not use with `refundPart`. Undefined when the balance or today's allowance (daily cap) is short.
    */
   async reserve(
     transaction: EntityManager,
@@ -191,7 +237,10 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
       `WITH debit AS (
-         UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2 RETURNING id, balance)
+         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${TODAY}
+          WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY} + $2 <= ${DAILY_CAP}, true)
+         RETURNING a.id, a.balance),
+       ${lowBalanceAlert('debit', 'debit.balance + $2::bigint', 'debit.balance')}
        INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, source, reason, settled_at)
        SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5, now() FROM debit
        RETURNING id, balance_after`,
@@ -214,11 +263,11 @@ export class CreditsRepository {
     try {
       const rows: unknown[] = await (transaction ?? this.db).query(
         `WITH charge AS (
-           SELECT id, account_id, phone, source FROM ledger_entries
+           SELECT id, account_id, phone, source, created_at FROM ledger_entries
             WHERE id = $1 AND type = 'CHARGE' AND -amount >= $2
               AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
          credit AS (
-           UPDATE accounts a SET balance = a.balance + $2 FROM charge
+           UPDATE accounts a SET balance = a.balance + $2, ${GIVE_BACK('$2')} FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance)
          INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
          SELECT credit.account_id, 'REFUND', $2, credit.balance, $3, charge.id, charge.phone, charge.source, $4, now()
@@ -281,12 +330,12 @@ export class CreditsRepository {
     try {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
-           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source FROM ledger_entries c
+           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source, c.created_at FROM ledger_entries c
             WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
               AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
             FOR UPDATE OF c),
          credit AS (
-           UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
+           UPDATE accounts a SET balance = a.balance + charge.amount, ${GIVE_BACK('charge.amount')} FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
          settled AS (
            UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
@@ -345,6 +394,16 @@ export class CreditsRepository {
     }));
   }
 
+  /** Balance, cap and today's charges, to tell why a charge was refused (and for quotes). */
+  async spendingState(accountId: string): Promise<SpendingState | undefined> {
+    const rows: Array<{ balance: string; cap: string | null; spent: string }> = await this.db.query(
+      `SELECT a.balance, ${DAILY_CAP} AS cap, ${SPENT_TODAY} AS spent FROM accounts a WHERE a.id = $1`,
+      [accountId],
+    );
+    if (!rows[0]) return undefined;
+    return { balance: Number(rows[0].balance), dailyCreditLimit: rows[0].cap === null ? null : Number(rows[0].cap), spentToday: Number(rows[0].spent) };
+  }
+
   async balance(accountId: string): Promise<number | undefined> {
     const rows: Array<{ balance: string }> = await this.db.query(`SELECT balance FROM accounts WHERE id = $1`, [accountId]);
     return rows[0] && Number(rows[0].balance);
@@ -358,17 +417,4 @@ export class CreditsRepository {
     );
     return Number(rows[0].sum);
   }
-}
-
-function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  return hasCode(error, UNIQUE_VIOLATION) && (constraint === undefined || driverError(error).constraint === constraint);
-}
-
-function hasCode(error: unknown, code: string): boolean {
-  return driverError(error).code === code;
-}
-
-function driverError(error: unknown): { code?: string; constraint?: string } {
-  const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
-  return failure.driverError ?? failure;
 }

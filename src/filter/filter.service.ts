@@ -6,7 +6,10 @@ import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
-import { LookupService } from '../provider/lookup.service';
+import { LookupOptions, LookupService } from '../provider/lookup.service';
+
+/** How fresh the answer must be (Cache-Control), as LookupService takes it. */
+type LookupFreshness = Pick<LookupOptions, 'maxAgeSeconds'>;
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
@@ -29,20 +32,23 @@ export class FilterService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  /** The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged. */
-  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<SerializedAnswer> {
+  /**
+   * The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged.
+   * `freshness`: from the request's Cache-Control; the same price whether the answer is live or cached.
+   */
+  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string, freshness: LookupFreshness = {}): Promise<SerializedAnswer> {
     const source = request.source ?? 'internal';
     return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, {
-      charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, keyId)),
-      free: async () => JSON.stringify(await this.lookups.check(request.phone, (await this.settings.checksFor(account.accountId)).checks)),
+      charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, freshness, keyId)),
+      free: async () => JSON.stringify(await this.lookups.check(request.phone, (await this.settings.checksFor(account.accountId)).checks, freshness)),
     });
   }
 
-  private async paidLookup(accountId: string, e164: string, source: string, idempotencyKeyId?: string): Promise<FilterResultDto> {
+  private async paidLookup(accountId: string, e164: string, source: string, freshness: LookupFreshness, idempotencyKeyId?: string): Promise<FilterResultDto> {
     const { checks, cost } = await this.settings.checksFor(accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
-    const cached = await this.lookups.checkFromCache(e164, checks);
+    const cached = await this.lookups.checkFromCache(e164, checks, freshness);
     if (cached.result) {
       await this.credits.charge(accountId, cost, { ...details, settled: true });
       return cached.result;
@@ -50,7 +56,7 @@ export class FilterService {
     const charge = await this.credits.charge(accountId, cost, details);
     let result: FilterResultDto;
     try {
-      result = await this.lookups.check(e164, checks, { known: cached.known });
+      result = await this.lookups.check(e164, checks, { ...freshness, known: cached.known });
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')

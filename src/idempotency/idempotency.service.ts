@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { AppError } from '../common/errors';
+import { validateIdempotencyKey } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
 import { KEY_IN_USE } from '../credits/credits.service';
 import { IdempotencyRepository, KeyAttempt, StoredIdempotentCall } from './idempotency.repository';
-
-const KEY_SHAPE = /^[\x20-\x7E]{1,255}$/;
 
 /** An answer as the bytes of its JSON body; `replayed` when it is not the first answer for its key. */
 export interface SerializedAnswer {
@@ -18,6 +17,12 @@ export interface IdempotentWork {
   charged: (idempotencyKeyId: string | undefined) => Promise<string>;
   /** The answer again, without charging: the first attempt was charged and answered, its answer was not stored. */
   free: () => Promise<string>;
+  /**
+   * For calls whose effect is tied to the key's id by the database rather than by a charge (a
+   * watchlist's creation): the answer of the effect made under this id, if it was made. A key in
+   * use whose effect exists is answered with it (and it is stored), like a settled charge.
+   */
+  made?: (idempotencyKeyId: string) => Promise<string | undefined>;
 }
 
 /**
@@ -45,9 +50,7 @@ export class IdempotencyService {
   ) {}
 
   static validateKey(key: string | undefined): string | undefined {
-    if (key === undefined) return undefined;
-    if (!KEY_SHAPE.test(key)) throw new AppError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
-    return key;
+    return validateIdempotencyKey(key);
   }
 
   async run(accountId: string, key: string | undefined, request: unknown, work: IdempotentWork): Promise<SerializedAnswer> {
@@ -78,6 +81,8 @@ export class IdempotencyService {
       if (!(await this.calls.answerAgain(stored.id))) return undefined;
       return { body: await this.store(stored.id, await work.free()), replayed: true };
     }
+    const made = work.made && (await work.made(stored.id));
+    if (made !== undefined) return { body: await this.store(stored.id, made), replayed: true };
     if (stored.charge === 'none' && stored.claimedLongAgo) {
       const attempt = await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds);
       if (attempt !== undefined) return { body: await this.runCharged({ id: stored.id, attempt }, work), replayed: false };

@@ -5,13 +5,13 @@ import type { AppConfig } from '../config/app-config';
 
 /**
  * The Nest logger before the app (and nestjs-pino) exists: start-up, migrations, shutdown after the
- * app is closed. Same JSON lines and masking as the app's logger.
+ * app is closed. Same format (LOG_FORMAT) and masking as the app's logger.
  */
 export class BootLogger implements LoggerService {
   private readonly pino: PinoInstance;
 
-  constructor(level: AppConfig['logLevel']) {
-    this.pino = createRootLogger(level);
+  constructor(level: AppConfig['logLevel'], format: AppConfig['logFormat'] = 'json') {
+    this.pino = createRootLogger(level, format);
   }
 
   log(message: unknown, context?: string): void {

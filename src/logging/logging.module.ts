@@ -18,7 +18,7 @@ export class RequestLogging {
 @Module({})
 export class LoggingModule {
   static forRoot(config: AppConfig): DynamicModule {
-    const root = createRootLogger(config.logLevel);
+    const root = createRootLogger(config.logLevel, config.logFormat);
     return {
       module: LoggingModule,
       imports: [

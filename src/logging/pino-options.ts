@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import pino, { Logger as PinoInstance, LoggerOptions } from 'pino';
-import type { AppConfig } from '../config/app-config';
+import pinoPretty from 'pino-pretty';
+import type { AppConfig, LogFormat } from '../config/app-config';
 import { routeOf } from '../metrics/route-label';
 import { maskFields, maskText, SECRET_HEADERS } from './redaction';
 
@@ -56,8 +57,32 @@ function withoutQueryValues(serialized: Record<string, unknown>): Record<string,
   return serialized;
 }
 
-export function createRootLogger(level: LogLevel): PinoInstance {
-  return pino(pinoOptions(level));
+export function createRootLogger(level: LogLevel, format: LogFormat = 'json'): PinoInstance {
+  return format === 'pretty' ? pino(pinoOptions(level), prettyStream()) : pino(pinoOptions(level));
+}
+
+/** Nest's start-up chatter (one line per module, route and mapping): JSON logs keep it, a terminal does not. */
+const START_UP_CHATTER = /"context":"(InstanceLoader|RoutesResolver|RouterExplorer|NestFactory|NestApplication)"/;
+
+/**
+ * LOG_FORMAT=pretty: `12:00:01 INFO  [Context] message` lines, coloured on a terminal, written
+ * synchronously (no worker thread, so nothing is lost on process.exit). Same masking: pino-pretty
+ * only reformats the JSON line pino has already redacted.
+ */
+function prettyStream(): { write(line: string): void } {
+  const pretty = pinoPretty({
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,context',
+    messageFormat: '{if context}[{context}] {end}{msg}',
+    sync: true,
+  });
+  return {
+    write(line) {
+      if (START_UP_CHATTER.test(line) && line.includes('"level":"info"')) return;
+      pretty.write(line);
+    },
+  };
 }
 
 /**
@@ -65,7 +90,21 @@ export function createRootLogger(level: LogLevel): PinoInstance {
  * openapi.json). Only these names are logged: anything else a client puts in a query string, a key or
  * a token used as a name included, is logged as `(name)`.
  */
-export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor', 'target_id', 'since']);
+export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
+  'limit',
+  'cursor',
+  'target_id',
+  'since',
+  // GET /admin/v1/accounts
+  'name',
+  'plan',
+  'disabled',
+  'balance_below',
+  // a text/csv bulk upload's options
+  'source',
+  'callback_url',
+  'max_age',
+]);
 
 /**
  * The query string with every value dropped (`limit=*&cursor=*`): which parameters came, never what

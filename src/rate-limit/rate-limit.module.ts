@@ -1,6 +1,7 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AuthenticationAttempts } from '../auth/api-key.guard';
+import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
 import { FailedAuthLimiter } from './failed-auth.limiter';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
@@ -24,7 +25,7 @@ export class RateLimitStorageModule implements OnApplicationShutdown {
   constructor(@Inject(RateLimitStorage) private readonly storage: RateLimitStorage) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.storage.close();
+    await shutdownStep('closing Redis (rate limits)', () => this.storage.close());
   }
 }
 

@@ -1,28 +1,69 @@
 import { Logger } from '@nestjs/common';
-import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis';
 import Redis from 'ioredis';
 import { WindowCount } from './rate-limit-policy';
 import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
 
 /**
- * Counts in Redis, so every instance shares one window per account and per address. Counting is
- * @nest-lab/throttler-storage-redis's atomic script; `peek` reads the hit key that script writes.
+ * One fixed window per key, counted atomically in Redis: the window opens with the first hit and
+ * lasts `ttl` ms; a hit when no window is open (no key, or the key's last millisecond) opens a new
+ * one at 1. A key without expiry (never written by this script) is treated as no window, so a count
+ * can never outlive its window. Past `limit`, a block of `blockDuration` ms, like the memory storage.
+ * (The script of @nest-lab/throttler-storage-redis re-armed the expiry of a key read at 0 ms left
+ * without resetting its count: a client hammering at the window's edge carried the count over, window
+ * after window, and was starved.)
  */
+const FIXED_WINDOW_SCRIPT = `
+local ttl = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local blockDuration = tonumber(ARGV[3])
+local hits
+local timeToExpire = redis.call('PTTL', KEYS[1])
+if timeToExpire <= 0 then
+  redis.call('SET', KEYS[1], 1, 'PX', ttl)
+  hits = 1
+  timeToExpire = ttl
+else
+  hits = redis.call('INCR', KEYS[1])
+end
+local timeToBlockExpire = redis.call('PTTL', KEYS[2])
+if timeToBlockExpire <= 0 then
+  timeToBlockExpire = 0
+  if hits > limit and blockDuration > 0 then
+    redis.call('SET', KEYS[2], 1, 'PX', blockDuration)
+    timeToBlockExpire = blockDuration
+  end
+end
+return { hits, timeToExpire, timeToBlockExpire }
+`;
+
+interface CountingRedis extends Redis {
+  countHit(hitKey: string, blockKey: string, ttlMs: number, limit: number, blockDurationMs: number): Promise<[number, number, number]>;
+}
+
+/** Counts in Redis, so every instance shares one window per account and per address. */
 export class RedisRateLimitStorage extends RateLimitStorage {
-  private readonly counter: ThrottlerStorageRedisService;
+  private readonly counter: CountingRedis;
 
   constructor(readonly redis: Redis) {
     super();
-    this.counter = new ThrottlerStorageRedisService(redis);
+    // EVALSHA, falling back to EVAL once per connection; the client's key prefix applies to KEYS.
+    redis.defineCommand('countHit', { numberOfKeys: 2, lua: FIXED_WINDOW_SCRIPT });
+    this.counter = redis as CountingRedis;
   }
 
-  increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
-    return this.counter.increment(key, ttlMs, limit, blockDurationMs, throttlerName);
+  async increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
+    const { hitKey, blockKey } = keysOf(key, throttlerName);
+    const [totalHits, timeToExpireMs, timeToBlockExpireMs] = await this.counter.countHit(hitKey, blockKey, ttlMs, limit, blockDurationMs);
+    return {
+      totalHits,
+      timeToExpire: Math.ceil(timeToExpireMs / 1000),
+      isBlocked: timeToBlockExpireMs > 0,
+      timeToBlockExpire: Math.ceil(timeToBlockExpireMs / 1000),
+    };
   }
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
-    // The key layout of @nest-lab/throttler-storage-redis 1.2.0 (pinned); the Redis e2e test covers it.
-    const hitKey = `{${key}:${throttlerName}}:hits`;
+    const { hitKey } = keysOf(key, throttlerName);
     const replies = await this.redis.multi().get(hitKey).pttl(hitKey).exec();
     const [[countError, count], [ttlError, ttlMs]] = replies as [[Error | null, string | null], [Error | null, number]];
     if (countError ?? ttlError) throw countError ?? ttlError;
@@ -35,6 +76,11 @@ export class RedisRateLimitStorage extends RateLimitStorage {
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
   }
+}
+
+/** One hash slot per key and throttler (`{…}`), so the script's two keys live together in a cluster too. */
+function keysOf(key: string, throttlerName: string): { hitKey: string; blockKey: string } {
+  return { hitKey: `{${key}:${throttlerName}}:hits`, blockKey: `{${key}:${throttlerName}}:blocked` };
 }
 
 /**

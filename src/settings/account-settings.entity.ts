@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { bigintToNumber } from '../common/bigint.transformer';
 
 @Entity('account_settings')
 export class AccountSettings {
@@ -23,6 +24,22 @@ export class AccountSettings {
 
   @Column({ name: 'previous_webhook_secret_expires_at', type: 'timestamptz', nullable: true })
   previousWebhookSecretExpiresAt: Date | null;
+
+  /** Credits the account may be charged per UTC day; null: no cap. Enforced by the charge statements. */
+  @Column({ name: 'daily_credit_limit', type: 'bigint', nullable: true, transformer: bigintToNumber })
+  dailyCreditLimit: number | null;
+
+  /** A charge taking the balance from at or above this to below it records a balance.low event; null: none. */
+  @Column({ name: 'low_balance_threshold', type: 'bigint', nullable: true, transformer: bigintToNumber })
+  lowBalanceThreshold: number | null;
+
+  /** Set by the charge that crossed the threshold; cleared by a top-up back at or above it, or a new threshold. */
+  @Column({ name: 'low_balance_alerted', type: 'boolean', default: false })
+  lowBalanceAlerted: boolean;
+
+  /** Where account events (balance.low, bulk.completed without a callback_url) are POSTed, signed; null: nowhere. */
+  @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
+  webhookUrl: string | null;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;

@@ -18,11 +18,25 @@ const CHECKS_TABLE =
 const SETTINGS_EXAMPLES = {
   defaults: {
     summary: 'Default settings',
-    value: { checks: { network_status: true, line_type: false, portability: false }, cost_per_call: 4, webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE' },
+    value: {
+      checks: { network_status: true, line_type: false, portability: false },
+      cost_per_call: 4,
+      webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
+      daily_credit_limit: null,
+      low_balance_threshold: null,
+      webhook_url: null,
+    },
   },
   allChecks: {
-    summary: 'All three checks on',
-    value: { checks: { network_status: true, line_type: true, portability: true }, cost_per_call: 7, webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE' },
+    summary: 'All three checks on, a daily cap and a low-balance alert',
+    value: {
+      checks: { network_status: true, line_type: true, portability: true },
+      cost_per_call: 7,
+      webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
+      daily_credit_limit: 5000,
+      low_balance_threshold: 1000,
+      webhook_url: 'https://example.com/hooks/phone-filter',
+    },
   },
 };
 
@@ -45,10 +59,11 @@ export class SettingsController {
 
   @Patch()
   @ApiOperation({
-    summary: 'Turn checks on or off. Disabling all is allowed; /filter then answers 400.',
+    summary: 'Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.',
     description:
-      'Send any subset of the three checks; the others keep their value. Unknown keys or non-boolean values: 400 ' +
-      'INVALID_REQUEST. Answers the full settings, with the new `cost_per_call`.\n\n' +
+      'Send any subset of the three checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` ' +
+      '(null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every ' +
+      'check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.\n\n' +
       CHECKS_TABLE,
   })
   @ApiBody({
@@ -57,12 +72,17 @@ export class SettingsController {
       enableLineType: { summary: 'Turn on the Phone Number Type check', value: { checks: { line_type: true } } },
       allChecks: { summary: 'All three checks', value: { checks: { network_status: true, line_type: true, portability: true } } },
       networkOnly: { summary: 'Back to the default', value: { checks: { network_status: true, line_type: false, portability: false } } },
+      controls: {
+        summary: 'A daily cap of 5,000 credits and an alert below 1,000',
+        value: { daily_credit_limit: 5000, low_balance_threshold: 1000, webhook_url: 'https://example.com/hooks/phone-filter' },
+      },
+      clearCap: { summary: 'No daily cap', value: { daily_credit_limit: null } },
     },
   })
   @ApiOkResponse({ type: SettingsDto, examples: SETTINGS_EXAMPLES })
   @ApiErrors('INVALID_REQUEST', 'PAYLOAD_TOO_LARGE')
   update(@CurrentAccount() account: AuthenticatedAccount, @Body() body: UpdateSettingsDto): Promise<SettingsDto> {
-    return this.settings.update(account.accountId, body.checks);
+    return this.settings.update(account.accountId, body);
   }
 
   @Post('webhook-secret')

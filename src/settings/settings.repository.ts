@@ -5,6 +5,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { columnsFromChecks, EnabledChecks } from '../checks/checks';
 import { AccountSettings } from './account-settings.entity';
 
+export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
+
 /** A new webhook secret: 192 random bits, prefixed so that a leaked one is recognisable. */
 function newWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64url')}`;
@@ -24,6 +26,19 @@ export class SettingsRepository {
 
   findByAccount(accountId: string): Promise<AccountSettings | null> {
     return this.db.getRepository(AccountSettings).findOneBy({ accountId });
+  }
+
+  /** Checks and controls in one UPDATE; only what is given changes (null clears a control). */
+  async update(accountId: string, checks: Partial<EnabledChecks>, controls: Partial<AccountControls>): Promise<void> {
+    const changes: Partial<AccountSettings> = { ...columnsFromChecks(checks) };
+    if (controls.dailyCreditLimit !== undefined) changes.dailyCreditLimit = controls.dailyCreditLimit;
+    if (controls.lowBalanceThreshold !== undefined) {
+      // A new threshold re-arms its alert.
+      changes.lowBalanceThreshold = controls.lowBalanceThreshold;
+      changes.lowBalanceAlerted = false;
+    }
+    if (controls.webhookUrl !== undefined) changes.webhookUrl = controls.webhookUrl;
+    if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
   }
 
   /**
@@ -79,9 +94,5 @@ export class SettingsRepository {
     );
     if (!rows[0]) return [];
     return rows[0].previous ? [rows[0].current, rows[0].previous] : [rows[0].current];
-  }
-  async updateChecks(accountId: string, checks: Partial<EnabledChecks>): Promise<void> {
-    const changes = columnsFromChecks(checks);
-    if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
   }
 }

@@ -7,7 +7,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
 import { SettingsService } from '../settings/settings.service';
-import { ClaimedWatchlist, PendingEntry, RoundOutcome, RoundsRepository } from './rounds.repository';
+import { ClaimedWatchlist, LeaseLostError, PendingEntry, RoundLease, RoundOutcome, RoundsRepository } from './rounds.repository';
 import { changesBetween, nextCheckAt, roundChargeReference, roundSource } from './watch-rules';
 
 /** Chunks of one round in progress at once: one writing while the next one's lookups run. */
@@ -49,7 +49,33 @@ export class RoundRunner {
       if (!started) return;
       ({ round, checks, cost } = started);
     }
-    await this.work(claimed, round, checks!, cost!);
+    await this.underLease(claimed, { watchlistId: claimed.id, round, leaseOwner: claimed.leaseOwner }, checks!, cost!);
+  }
+
+  /**
+   * Runs the round while renewing its lease on a timer (a third of the lease), whatever a chunk's
+   * lookups take. When a renewal fails (paused, deleted, or the lease ran out and another worker
+   * claimed it), no lookup starts any more and the round's writes are refused (LeaseLostError).
+   */
+  private async underLease(claimed: ClaimedWatchlist, lease: RoundLease, checks: EnabledChecks, cost: number): Promise<void> {
+    const state = { lost: false };
+    const renew = async () => {
+      const held = await this.rounds.renewLease(lease.watchlistId, lease.round, lease.leaseOwner, this.settings.leaseSeconds).catch(() => false);
+      if (!held) state.lost = true;
+    };
+    let renewing: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      renewing = renewing.then(renew);
+    }, (this.settings.leaseSeconds * 1000) / 3);
+    try {
+      await this.work(claimed, lease, checks, cost, state);
+    } catch (error) {
+      if (!(error instanceof LeaseLostError)) throw error;
+      this.logger.warn(error.message);
+    } finally {
+      clearInterval(timer);
+      await renewing;
+    }
   }
 
   /**
@@ -60,17 +86,17 @@ export class RoundRunner {
     const { checks, cost } = await this.accountSettings.checksFor(claimed.accountId);
     if (!anyCheckEnabled(checks)) {
       this.logger.warn(`Watchlist ${claimed.id}: no check is enabled, the round is skipped`);
-      await this.rounds.skipRound(claimed.id, nextCheckAt(new Date(), claimed.interval));
+      await this.rounds.skipRound(claimed.id, claimed.leaseOwner, nextCheckAt(new Date(), claimed.interval));
       return undefined;
     }
     const needed = cost * (await this.rounds.watchedCount(claimed.id));
     if ((await this.credits.balance(claimed.accountId)) < needed) {
-      await this.rounds.pauseForCredits(claimed.id, claimed.round + 1);
+      await this.rounds.pauseForCredits(claimed.id, claimed.leaseOwner, claimed.round + 1);
       return undefined;
     }
-    const round = await this.rounds.startRound(claimed.id, checks, cost, 'schedule');
+    const round = await this.rounds.startRound(claimed.id, checks, cost, 'schedule', claimed.leaseOwner);
     if (round === undefined) {
-      await this.rounds.releaseLease(claimed.id);
+      await this.rounds.releaseLease(claimed.id, claimed.leaseOwner);
       return undefined;
     }
     return { round, checks, cost };
@@ -81,7 +107,8 @@ export class RoundRunner {
    * chunk writes, the next one's lookups keep the concurrency busy). A pass that found nothing pending
    * from the first entry ends the round; another pass picks up what a pass skipped.
    */
-  private async work(claimed: ClaimedWatchlist, round: number, checks: EnabledChecks, cost: number): Promise<void> {
+  private async work(claimed: ClaimedWatchlist, lease: RoundLease, checks: EnabledChecks, cost: number, state: { lost: boolean }): Promise<void> {
+    const { round } = lease;
     const inFlight = new Set<Promise<void>>();
     let refused = false;
     let failure: unknown;
@@ -95,21 +122,21 @@ export class RoundRunner {
       }
       if (refused) {
         await settle();
-        return this.rounds.pauseForCredits(claimed.id, round);
+        return this.rounds.pauseForCredits(claimed.id, lease.leaseOwner, round);
       }
       if (inFlight.size >= CHUNKS_IN_FLIGHT) {
         await Promise.race(inFlight);
         continue;
       }
-      if (this.stopping || !(await this.rounds.renewLease(claimed.id, round, this.settings.leaseSeconds))) {
+      if (this.stopping || state.lost) {
         await settle();
-        return this.rounds.releaseLease(claimed.id);
+        return this.rounds.releaseLease(claimed.id, lease.leaseOwner);
       }
       const pending = await this.rounds.pendingEntries(claimed.id, round, afterId, this.settings.chunkSize);
       if (pending.length === 0) {
         await settle();
         if (failure !== undefined || refused) continue;
-        if (afterId === '0') return this.rounds.finishRound(claimed.id, round, claimed.interval);
+        if (afterId === '0') return this.rounds.finishRound(lease, claimed.interval);
         // Entries another run held: look again shortly rather than spin.
         if (!progressedThisPass) await new Promise((resolve) => setTimeout(resolve, 200));
         afterId = '0';
@@ -118,7 +145,7 @@ export class RoundRunner {
       }
       afterId = pending[pending.length - 1].id;
       progressedThisPass = true;
-      const chunk: Promise<void> = this.chunk(claimed, round, checks, cost, pending)
+      const chunk: Promise<void> = this.chunk(claimed, lease, checks, cost, pending, state)
         .then((short) => void (refused ||= short))
         .catch((error: unknown) => void (failure ??= error))
         .finally(() => inFlight.delete(chunk));
@@ -127,19 +154,27 @@ export class RoundRunner {
   }
 
   /** Charges, looks up and records one chunk; true when the balance refused some of it. */
-  private async chunk(claimed: ClaimedWatchlist, round: number, checks: EnabledChecks, cost: number, pending: PendingEntry[]): Promise<boolean> {
-    const refused = await this.charge(claimed, round, cost, pending);
+  private async chunk(
+    claimed: ClaimedWatchlist,
+    lease: RoundLease,
+    checks: EnabledChecks,
+    cost: number,
+    pending: PendingEntry[],
+    state: { lost: boolean },
+  ): Promise<boolean> {
+    const refused = await this.charge(claimed, lease, cost, pending);
     const paid = pending.filter((entry) => entry.chargeId !== null);
-    if (paid.length > 0) await this.checkAndRecord(claimed.id, round, checks, cost, paid);
+    if (paid.length > 0) await this.checkAndRecord(lease, checks, cost, paid, state);
     return refused;
   }
 
   /** Charges the entries not yet charged for the round (their chargeId is set); true when the balance refused some. */
-  private async charge(claimed: ClaimedWatchlist, round: number, cost: number, pending: PendingEntry[]): Promise<boolean> {
+  private async charge(claimed: ClaimedWatchlist, lease: RoundLease, cost: number, pending: PendingEntry[]): Promise<boolean> {
+    const { round } = lease;
     const unpaid = pending.filter((entry) => entry.chargeId === null);
     if (unpaid.length === 0) return false;
     const source = roundSource(claimed.id, round);
-    const charged = await this.rounds.chargeEntries(round, unpaid.map((entry) => entry.id), async (transaction, entries) => {
+    const charged = await this.rounds.chargeEntries(lease, unpaid.map((entry) => entry.id), async (transaction, entries) => {
       const calls = entries.map((entry) => ({ reference: roundChargeReference(claimed.id, round, entry.id), phone: maskPhone(entry.phone), source }));
       const written = await this.credits.chargeEachWithin(transaction, claimed.accountId, cost, calls);
       return new Map(entries.flatMap((entry, i) => (written.has(calls[i].reference) ? [[entry.id, written.get(calls[i].reference)!.id]] : [])));
@@ -149,14 +184,16 @@ export class RoundRunner {
     return charged.size < unpaid.length && (await this.credits.balance(claimed.accountId)) < cost;
   }
 
-  private async checkAndRecord(watchlistId: string, round: number, checks: EnabledChecks, cost: number, paid: PendingEntry[]): Promise<void> {
+  private async checkAndRecord(lease: RoundLease, checks: EnabledChecks, cost: number, paid: PendingEntry[], state: { lost: boolean }): Promise<void> {
     const outcome: RoundOutcome = { answered: [], failed: [] };
     await Promise.all(
       paid.map((entry) =>
         this.limit.run(async () => {
+          // The lease is gone: another worker may be looking this number up now.
+          if (state.lost) return;
           try {
             const result = await this.lookups.check(entry.phone, checks, { maxAgeSeconds: 0, lane: 'bulk' });
-            outcome.answered.push({ id: entry.id, result, changes: changesBetween(entry.lastResult, result) });
+            outcome.answered.push({ id: entry.id, result, changes: changesBetween(entry.last, { result, checks }) });
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
             outcome.failed.push(entry.id);
@@ -164,7 +201,8 @@ export class RoundRunner {
         }),
       ),
     );
-    await this.rounds.recordOutcome(watchlistId, round, outcome, async (transaction, chargeId) => {
+    if (state.lost) throw new LeaseLostError(lease.watchlistId);
+    await this.rounds.recordOutcome(lease, checks, outcome, async (transaction, chargeId) => {
       await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'PROVIDER_UNAVAILABLE' }, transaction);
     });
   }

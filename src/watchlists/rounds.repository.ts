@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { EnabledChecks } from '../checks/checks';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
-import { FieldChange, nextCheckAt, WatchInterval } from './watch-rules';
+import type { EventType } from './watchlist-events.repository';
+import { AnswerWithChecks, FieldChange, nextCheckAt, WatchInterval } from './watch-rules';
 
 /** A watchlist whose lease this instance holds: a round to start (not running) or to resume. */
 export interface ClaimedWatchlist {
@@ -12,6 +13,8 @@ export interface ClaimedWatchlist {
   interval: WatchInterval;
   round: number;
   running: boolean;
+  /** This claim's id: every write of the round requires the lease to still be held by it. */
+  leaseOwner: string;
   checks: EnabledChecks | null;
   cost: number | null;
 }
@@ -19,7 +22,8 @@ export interface ClaimedWatchlist {
 export interface PendingEntry {
   id: string;
   phone: string;
-  lastResult: FilterResultDto | null;
+  /** The last answer and the checks that produced it (checks null for answers stored before they were kept). */
+  last: AnswerWithChecks | null;
   /** The round's charge, when the entry is already charged for it. */
   chargeId: string | null;
 }
@@ -27,17 +31,6 @@ export interface PendingEntry {
 export interface RoundOutcome {
   answered: Array<{ id: string; result: FilterResultDto; changes: FieldChange[] }>;
   failed: string[];
-}
-
-export interface DueEvent {
-  id: string;
-  type: 'watchlist.changes' | 'watchlist.paused';
-  watchlistId: string;
-  accountId: string;
-  round: number;
-  attempts: number;
-  callbackUrl: string | null;
-  status: string;
 }
 
 /**
@@ -52,12 +45,12 @@ export class RoundsRepository {
   /** A watchlist of the group with a round due or left running without a live lease, now leased here. */
   async claimDue(group: string, leaseSeconds: number): Promise<ClaimedWatchlist | undefined> {
     const [rows]: [Array<Record<string, unknown>>] = await this.db.query(
-      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2)
+      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2), lease_owner = gen_random_uuid()
         WHERE id = (SELECT id FROM watchlists
                      WHERE schedule_group = $1 AND status = 'active' AND (lease_until IS NULL OR lease_until < now())
                        AND (round_running OR next_check_at <= now())
                      ORDER BY next_check_at FOR UPDATE SKIP LOCKED LIMIT 1)
-        RETURNING id, account_id, interval, round, round_running, round_checks, round_cost`,
+        RETURNING id, account_id, interval, round, round_running, lease_owner, round_checks, round_cost`,
       [group, leaseSeconds],
     );
     const row = rows[0];
@@ -68,6 +61,7 @@ export class RoundsRepository {
         interval: row.interval as WatchInterval,
         round: Number(row.round),
         running: row.round_running as boolean,
+        leaseOwner: row.lease_owner as string,
         checks: row.round_checks as EnabledChecks | null,
         cost: row.round_cost === null ? null : Number(row.round_cost),
       }
@@ -84,12 +78,18 @@ export class RoundsRepository {
    * Starts the next round with the checks and price of now (fixed for the whole round). Undefined when
    * a round is already running or the watchlist is not active: a round is never started twice.
    */
-  async startRound(watchlistId: string, checks: EnabledChecks, cost: number, trigger: 'schedule' | 'manual'): Promise<number | undefined> {
+  async startRound(
+    watchlistId: string,
+    checks: EnabledChecks,
+    cost: number,
+    trigger: 'schedule' | 'manual',
+    leaseOwner: string | null = null,
+  ): Promise<number | undefined> {
     return this.db.transaction(async (em) => {
       const [rows]: [Array<{ round: number }>] = await em.query(
         `UPDATE watchlists SET round = round + 1, round_running = true, round_checks = $2, round_cost = $3
-          WHERE id = $1 AND NOT round_running AND status = 'active' RETURNING round`,
-        [watchlistId, JSON.stringify(checks), cost],
+          WHERE id = $1 AND NOT round_running AND status = 'active' AND ($4::uuid IS NULL OR lease_owner = $4) RETURNING round`,
+        [watchlistId, JSON.stringify(checks), cost, leaseOwner],
       );
       if (!rows[0]) return undefined;
       await em.query(`INSERT INTO watchlist_rounds (watchlist_id, round, trigger, cost_per_number) VALUES ($1, $2, $3, $4)`, [
@@ -100,23 +100,26 @@ export class RoundsRepository {
   }
 
   /** Keeps the lease while the round runs; false when the round must stop here (paused, deleted, taken over). */
-  async renewLease(watchlistId: string, round: number, leaseSeconds: number): Promise<boolean> {
+  async renewLease(watchlistId: string, round: number, leaseOwner: string, leaseSeconds: number): Promise<boolean> {
     const [rows]: [unknown[]] = await this.db.query(
-      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $3)
-        WHERE id = $1 AND round = $2 AND round_running AND status = 'active' RETURNING 1`,
-      [watchlistId, round, leaseSeconds],
+      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $4)
+        WHERE id = $1 AND round = $2 AND round_running AND status = 'active' AND lease_owner = $3 AND lease_until > now() RETURNING 1`,
+      [watchlistId, round, leaseOwner, leaseSeconds],
     );
     return rows.length > 0;
   }
 
   /** Hands the watchlist back at once (shutdown, pause): another instance may resume it without waiting. */
-  async releaseLease(watchlistId: string): Promise<void> {
-    await this.db.query(`UPDATE watchlists SET lease_until = NULL WHERE id = $1`, [watchlistId]);
+  async releaseLease(watchlistId: string, leaseOwner: string): Promise<void> {
+    await this.db.query(`UPDATE watchlists SET lease_until = NULL, lease_owner = NULL WHERE id = $1 AND lease_owner = $2`, [watchlistId, leaseOwner]);
   }
 
   /** A round that cannot run (no check enabled) is skipped to the next due time. */
-  async skipRound(watchlistId: string, next: Date): Promise<void> {
-    await this.db.query(`UPDATE watchlists SET lease_until = NULL, next_check_at = $2 WHERE id = $1 AND NOT round_running`, [watchlistId, next]);
+  async skipRound(watchlistId: string, leaseOwner: string, next: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE watchlists SET lease_until = NULL, lease_owner = NULL, next_check_at = $3 WHERE id = $1 AND lease_owner = $2 AND NOT round_running`,
+      [watchlistId, leaseOwner, next],
+    );
   }
 
   /**
@@ -125,7 +128,7 @@ export class RoundsRepository {
    */
   async pendingEntries(watchlistId: string, round: number, afterId: string, limit: number): Promise<PendingEntry[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
-      `SELECT id, phone, last_result, charged_round, charge_id FROM watchlist_entries
+      `SELECT id, phone, last_result, last_checks, charged_round, charge_id FROM watchlist_entries
         WHERE watchlist_id = $1 AND id > $3 AND checked_round < $2 AND (removed_at IS NULL OR charged_round = $2)
         ORDER BY id LIMIT $4`,
       [watchlistId, round, afterId, limit],
@@ -133,7 +136,7 @@ export class RoundsRepository {
     return rows.map((row) => ({
       id: String(row.id),
       phone: row.phone as string,
-      lastResult: row.last_result as FilterResultDto | null,
+      last: row.last_result ? { result: row.last_result as FilterResultDto, checks: row.last_checks as EnabledChecks | null } : null,
       chargeId: Number(row.charged_round) === round ? String(row.charge_id) : null,
     }));
   }
@@ -144,11 +147,13 @@ export class RoundsRepository {
    * meanwhile are skipped (locked or already charged). Returns the charge id of each entry charged.
    */
   async chargeEntries(
-    round: number,
+    lease: RoundLease,
     entryIds: string[],
     charge: (transaction: EntityManager, entries: Array<{ id: string; phone: string }>) => Promise<Map<string, string>>,
   ): Promise<Map<string, string>> {
+    const { round } = lease;
     return this.db.transaction(async (em) => {
+      await holdLease(em, lease);
       const locked: Array<{ id: string; phone: string }> = await em.query(
         `SELECT id::text, phone FROM watchlist_entries WHERE id = ANY($1::bigint[]) AND charged_round < $2 ORDER BY id FOR UPDATE SKIP LOCKED`,
         [entryIds, round],
@@ -171,17 +176,19 @@ export class RoundsRepository {
    * transaction), once: only entries not yet checked in the round are written, and only theirs count.
    */
   async recordOutcome(
-    watchlistId: string,
-    round: number,
+    lease: RoundLease,
+    checks: EnabledChecks,
     outcome: RoundOutcome,
     refund: (transaction: EntityManager, chargeId: string) => Promise<void>,
   ): Promise<void> {
+    const { watchlistId, round } = lease;
     await this.db.transaction(async (em) => {
+      await holdLease(em, lease);
       const [written]: [Array<{ id: string; phone: string }>] = await em.query(
-        `UPDATE watchlist_entries e SET last_result = a.result, last_error = NULL, checked_round = $1, checked_at = now()
+        `UPDATE watchlist_entries e SET last_result = a.result, last_checks = $4, last_error = NULL, checked_round = $1, checked_at = now()
            FROM unnest($2::bigint[], $3::jsonb[]) AS a(id, result)
           WHERE e.id = a.id AND e.checked_round < $1 RETURNING e.id::text, e.phone`,
-        [round, outcome.answered.map((a) => a.id), outcome.answered.map((a) => JSON.stringify(a.result))],
+        [round, outcome.answered.map((a) => a.id), outcome.answered.map((a) => JSON.stringify(a.result)), JSON.stringify(checks)],
       );
       const phones = new Map(written.map((row) => [row.id, row.phone]));
       const changes = outcome.answered.filter((a) => phones.has(a.id)).flatMap((a) => a.changes.map((c) => ({ ...c, id: a.id, phone: phones.get(a.id)! })));
@@ -212,8 +219,10 @@ export class RoundsRepository {
    * Ends the round: the watchlist is due again an interval after the round started, and when the round
    * found changes and a callback is set, its `watchlist.changes` event is queued, in the same transaction.
    */
-  async finishRound(watchlistId: string, round: number, interval: WatchInterval): Promise<void> {
+  async finishRound(lease: RoundLease, interval: WatchInterval): Promise<void> {
+    const { watchlistId, round } = lease;
     await this.db.transaction(async (em) => {
+      if (!(await holdLease(em, lease, false))) return;
       const [rounds]: [Array<{ changes: number; started_at: Date }>] = await em.query(
         `UPDATE watchlist_rounds SET completed_at = now() WHERE watchlist_id = $1 AND round = $2 AND completed_at IS NULL
          RETURNING changes, started_at`,
@@ -222,67 +231,61 @@ export class RoundsRepository {
       if (!rounds[0]) return;
       const next = new Date(Math.max(Date.now(), nextCheckAt(rounds[0].started_at, interval).getTime()));
       const [lists]: [Array<{ callback_url: string | null }>] = await em.query(
-        `UPDATE watchlists SET round_running = false, lease_until = NULL, next_check_at = $3
+        `UPDATE watchlists SET round_running = false, lease_until = NULL, lease_owner = NULL, next_check_at = $3
           WHERE id = $1 AND round = $2 AND round_running RETURNING callback_url`,
         [watchlistId, round, next],
       );
-      if (lists[0]?.callback_url && Number(rounds[0].changes) > 0) await this.queueEvent(em, watchlistId, 'watchlist.changes', round);
+      if (lists[0]?.callback_url && Number(rounds[0].changes) > 0) await queueEvent(em, watchlistId, 'watchlist.changes', round);
     });
   }
 
   /** The balance cannot cover the round (or the rest of it): the watchlist pauses, and says so by callback. */
-  async pauseForCredits(watchlistId: string, round: number): Promise<void> {
+  async pauseForCredits(watchlistId: string, leaseOwner: string, round: number): Promise<void> {
     await this.db.transaction(async (em) => {
-      const [rows]: [Array<{ callback_url: string | null }>] = await em.query(
-        `UPDATE watchlists SET status = 'paused_insufficient_credits', lease_until = NULL WHERE id = $1 AND status = 'active' RETURNING callback_url`,
-        [watchlistId],
+      const [rows]: [Array<{ callback_url: string | null; pause_seq: number }>] = await em.query(
+        `UPDATE watchlists SET status = 'paused_insufficient_credits', lease_until = NULL, lease_owner = NULL, pause_seq = pause_seq + 1
+          WHERE id = $1 AND status = 'active' AND lease_owner = $2 RETURNING callback_url, pause_seq`,
+        [watchlistId, leaseOwner],
       );
-      if (rows[0]?.callback_url) await this.queueEvent(em, watchlistId, 'watchlist.paused', round);
+      if (rows[0]?.callback_url) await queueEvent(em, watchlistId, 'watchlist.paused', round, Number(rows[0].pause_seq));
     });
   }
+}
 
-  /** Events due for delivery, leased to this instance for `leaseSeconds` (a crashed delivery is retried after it). */
-  async claimDueEvents(group: string, limit: number, leaseSeconds: number): Promise<DueEvent[]> {
-    const [rows]: [Array<Record<string, unknown>>] = await this.db.query(
-      `WITH due AS (
-         SELECT id FROM watchlist_events
-          WHERE schedule_group = $1 AND delivered_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= now()
-          ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $2)
-       UPDATE watchlist_events ev SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
-         FROM due, watchlists w WHERE ev.id = due.id AND w.id = ev.watchlist_id
-       RETURNING ev.id, ev.type, ev.watchlist_id, w.account_id, ev.round, ev.attempts, w.callback_url, w.status`,
-      [group, limit, leaseSeconds],
-    );
-    return rows.map((row) => ({
-      id: row.id as string,
-      type: row.type as DueEvent['type'],
-      watchlistId: row.watchlist_id as string,
-      accountId: row.account_id as string,
-      round: Number(row.round),
-      attempts: Number(row.attempts),
-      callbackUrl: row.callback_url as string | null,
-      status: row.status as string,
-    }));
-  }
+/** A round's work under one claim: the watchlist, the round, and the claim that must still hold the lease. */
+export interface RoundLease {
+  watchlistId: string;
+  round: number;
+  leaseOwner: string;
+}
 
-  async eventDelivered(eventId: string): Promise<void> {
-    await this.db.query(`UPDATE watchlist_events SET delivered_at = now() WHERE id = $1`, [eventId]);
+/** Thrown when a round's lease is no longer this claim's: another worker may run the round now. */
+export class LeaseLostError extends Error {
+  constructor(watchlistId: string) {
+    super(`Watchlist ${watchlistId}: the lease of the round was lost, this worker stops it`);
   }
+}
 
-  /** Retried at `retryAt`, or given up when undefined. */
-  async eventFailed(eventId: string, retryAt: Date | undefined): Promise<void> {
-    await this.db.query(
-      retryAt ? `UPDATE watchlist_events SET next_attempt_at = $2 WHERE id = $1` : `UPDATE watchlist_events SET given_up_at = now() WHERE id = $1`,
-      retryAt ? [eventId, retryAt] : [eventId],
-    );
-  }
+/**
+ * Holds the lease for the caller's transaction: the watchlist row is share-locked while the lease is
+ * this claim's and not run out, so no other worker can claim it before the transaction ends. Throws
+ * LeaseLostError otherwise (or answers false when `required` is false).
+ */
+async function holdLease(em: EntityManager, lease: RoundLease, required = true): Promise<boolean> {
+  const rows: unknown[] = await em.query(
+    `SELECT 1 FROM watchlists WHERE id = $1 AND round = $2 AND round_running AND lease_owner = $3 AND lease_until > now() FOR SHARE`,
+    [lease.watchlistId, lease.round, lease.leaseOwner],
+  );
+  if (rows.length === 0 && required) throw new LeaseLostError(lease.watchlistId);
+  return rows.length > 0;
+}
 
-  private async queueEvent(em: EntityManager, watchlistId: string, type: DueEvent['type'], round: number): Promise<void> {
-    await em.query(
-      `INSERT INTO watchlist_events (id, watchlist_id, type, round, schedule_group)
-       SELECT gen_random_uuid(), id, $2, $3, schedule_group FROM watchlists WHERE id = $1
-       ON CONFLICT (watchlist_id, type, round) DO NOTHING`,
-      [watchlistId, type, round],
-    );
-  }
+/** Queues a callback event in the caller's transaction; `seq` tells apart the pauses of one round. */
+async function queueEvent(em: EntityManager, watchlistId: string, type: EventType, round: number, seq = 0): Promise<void> {
+  await em.query(
+    `INSERT INTO watchlist_events (id, watchlist_id, type, round, seq, schedule_group)
+     SELECT gen_random_uuid(), id, $2, $3, $4, schedule_group FROM watchlists WHERE id = $1
+     ON CONFLICT (watchlist_id, type, round, seq) DO NOTHING`,
+    [watchlistId, type, round, seq],
+  );
 }

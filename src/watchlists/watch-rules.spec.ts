@@ -1,23 +1,26 @@
+import type { EnabledChecks } from '../checks/checks';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { changesBetween, nextCheckAt, roundChargeReference, roundSource } from './watch-rules';
 
 const CONNECTED: FilterResultDto = { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false };
+const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
+const at = (result: FilterResultDto, checks: EnabledChecks = ALL) => ({ result, checks });
 
 describe('changesBetween', () => {
   it('reports nothing for the first answer: it is the baseline', () => {
-    expect(changesBetween(null, CONNECTED)).toEqual([]);
+    expect(changesBetween(null, at(CONNECTED))).toEqual([]);
   });
 
   it('reports nothing when the answer is the same', () => {
-    expect(changesBetween(CONNECTED, { ...CONNECTED })).toEqual([]);
+    expect(changesBetween(at(CONNECTED), at({ ...CONNECTED }))).toEqual([]);
   });
 
   it('reports each watched field that differs, with before and after', () => {
-    expect(changesBetween(CONNECTED, { ...CONNECTED, status: 'ABSENT', valid: false })).toEqual([
+    expect(changesBetween(at(CONNECTED), at({ ...CONNECTED, status: 'ABSENT', valid: false }))).toEqual([
       { field: 'status', before: 'CONNECTED', after: 'ABSENT' },
       { field: 'valid', before: true, after: false },
     ]);
-    expect(changesBetween(CONNECTED, { ...CONNECTED, carrier: 'EE', is_ported: true, line_type: 'VOIP' })).toEqual([
+    expect(changesBetween(at(CONNECTED), at({ ...CONNECTED, carrier: 'EE', is_ported: true, line_type: 'VOIP' }))).toEqual([
       { field: 'carrier', before: 'Three', after: 'EE' },
       { field: 'line_type', before: 'MOBILE', after: 'VOIP' },
       { field: 'is_ported', before: false, after: true },
@@ -25,7 +28,7 @@ describe('changesBetween', () => {
   });
 
   it('ignores the country, which a number never changes', () => {
-    expect(changesBetween(CONNECTED, { ...CONNECTED, country: 'JE' })).toEqual([]);
+    expect(changesBetween(at(CONNECTED), at({ ...CONNECTED, country: 'JE' }))).toEqual([]);
   });
 });
 
@@ -52,5 +55,30 @@ describe('ledger names of a round', () => {
 
   it('names one entry in one round', () => {
     expect(roundChargeReference(id, 3, '42')).toBe(`watchlist:${id}:3:42`);
+  });
+});
+
+describe('changesBetween rounds run with different checks', () => {
+  it('ignores the fields of a check turned off (or on) between the rounds: their neutral values are not news', () => {
+    const noNetwork: EnabledChecks = { ...ALL, network_status: false };
+    const neutral: FilterResultDto = { ...CONNECTED, status: 'UNDETERMINED', carrier: 'EE' };
+    expect(changesBetween(at(CONNECTED), at(neutral, noNetwork))).toEqual([]);
+    expect(changesBetween(at(neutral, noNetwork), at(CONNECTED))).toEqual([]);
+    expect(changesBetween(at(CONNECTED, { ...ALL, line_type: false }), at({ ...CONNECTED, line_type: 'UNKNOWN' }))).toEqual([]);
+    expect(changesBetween(at(CONNECTED, { ...ALL, portability: false }), at({ ...CONNECTED, is_ported: true }))).toEqual([]);
+  });
+
+  it('still compares the fields of checks enabled in both rounds, and the carrier when it came from the same check', () => {
+    const networkOnly: EnabledChecks = { network_status: true, line_type: false, portability: false };
+    expect(changesBetween(at(CONNECTED, networkOnly), at({ ...CONNECTED, status: 'ABSENT', valid: false, line_type: 'UNKNOWN' }, { ...ALL, line_type: false }))).toEqual([
+      { field: 'status', before: 'CONNECTED', after: 'ABSENT' },
+      { field: 'valid', before: true, after: false },
+    ]);
+    const portabilityOnly: EnabledChecks = { network_status: false, line_type: false, portability: true };
+    expect(changesBetween(at(CONNECTED, portabilityOnly), at({ ...CONNECTED, carrier: 'EE' }, portabilityOnly))).toEqual([{ field: 'carrier', before: 'Three', after: 'EE' }]);
+  });
+
+  it('compares every field of an answer stored before its checks were kept', () => {
+    expect(changesBetween({ result: CONNECTED, checks: null }, at({ ...CONNECTED, status: 'ABSENT' }))).toEqual([{ field: 'status', before: 'CONNECTED', after: 'ABSENT' }]);
   });
 });

@@ -1,3 +1,4 @@
+import type { CheckName, EnabledChecks } from '../checks/checks';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
 
 export const WATCH_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
@@ -13,10 +14,41 @@ export interface FieldChange {
   after: string | boolean | null;
 }
 
-/** What changed between the last answer and this one; nothing for the first answer (it is the baseline). */
-export function changesBetween(before: FilterResultDto | null, after: FilterResultDto): FieldChange[] {
+/** An answer and the checks that produced it; checks null when not known (answers stored before they were kept). */
+export interface AnswerWithChecks {
+  result: FilterResultDto;
+  checks: EnabledChecks | null;
+}
+
+/**
+ * Which check produced a field (src/provider/answer.ts): a disabled check leaves its fields at neutral
+ * values, which are not news. The carrier comes from the network check, else from portability.
+ */
+function sourceOf(field: WatchedField, checks: EnabledChecks): CheckName | undefined {
+  if (field === 'status' || field === 'valid') return checks.network_status ? 'network_status' : undefined;
+  if (field === 'line_type') return checks.line_type ? 'line_type' : undefined;
+  if (field === 'is_ported') return checks.portability ? 'portability' : undefined;
+  return checks.network_status ? 'network_status' : checks.portability ? 'portability' : undefined;
+}
+
+/** A field is compared only when the same enabled check produced it in both answers. */
+function comparable(field: WatchedField, before: EnabledChecks | null, after: EnabledChecks): boolean {
+  if (!before) return true;
+  const source = sourceOf(field, after);
+  return source !== undefined && source === sourceOf(field, before);
+}
+
+/**
+ * What changed between the last answer and this one; nothing for the first answer (it is the
+ * baseline), and nothing in fields whose check was off in either round.
+ */
+export function changesBetween(before: AnswerWithChecks | null, after: { result: FilterResultDto; checks: EnabledChecks }): FieldChange[] {
   if (!before) return [];
-  return WATCHED_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({ field, before: before[field], after: after[field] }));
+  return WATCHED_FIELDS.filter((field) => comparable(field, before.checks, after.checks) && before.result[field] !== after.result[field]).map((field) => ({
+    field,
+    before: before.result[field],
+    after: after.result[field],
+  }));
 }
 
 /**

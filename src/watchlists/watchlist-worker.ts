@@ -3,7 +3,8 @@ import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../settings/settings.service';
 import { CallbackClient } from '../webhooks/callback.client';
 import { WatchlistsRepository } from './watchlists.repository';
-import { DueEvent, RoundsRepository } from './rounds.repository';
+import { RoundsRepository } from './rounds.repository';
+import { DueEvent, WatchlistEventsRepository } from './watchlist-events.repository';
 import { RoundRunner } from './round-runner';
 
 /** Rounds one instance runs at once (they share WATCHLIST_CONCURRENCY lookups). */
@@ -24,10 +25,12 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
   private timer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
   private polling: Promise<void> | undefined;
+  private delivering: Promise<void> | undefined;
   private stopped = false;
 
   constructor(
     private readonly rounds: RoundsRepository,
+    private readonly events: WatchlistEventsRepository,
     private readonly watchlists: WatchlistsRepository,
     private readonly runner: RoundRunner,
     private readonly callbacks: CallbackClient,
@@ -50,7 +53,7 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
     clearInterval(this.timer);
     this.runner.stop();
     await this.polling;
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.delivering]);
   }
 
   /** Looks for work now rather than at the next poll (a round was just started here). */
@@ -74,23 +77,30 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
         });
       this.running.add(work);
     }
-    if (this.stopped) return;
-    const events = await this.rounds.claimDueEvents(this.settings.scheduleGroup, EVENTS_PER_POLL, Math.ceil((this.webhook.timeoutMs * 2) / 1000));
+    // Callbacks are sent beside the poll, not in it: a slow receiver must not hold up the rounds.
+    if (this.stopped || this.delivering) return;
+    this.delivering = this.deliverDue()
+      .catch((error: Error) => this.logger.warn(`Watchlist callbacks failed: ${error.message}`))
+      .finally(() => (this.delivering = undefined));
+  }
+
+  private async deliverDue(): Promise<void> {
+    const events = await this.events.claimDueEvents(this.settings.scheduleGroup, EVENTS_PER_POLL, Math.ceil((this.webhook.timeoutMs * 2) / 1000));
     await Promise.all(events.map((event) => this.deliver(event)));
   }
 
   /** One signed POST; failures are retried with exponential backoff (BULK_WEBHOOK_RETRIES, BULK_WEBHOOK_RETRY_DELAY_SECONDS). */
   private async deliver(event: DueEvent): Promise<void> {
-    if (!event.callbackUrl || event.status === 'deleted') return this.rounds.eventFailed(event.id, undefined);
+    if (!event.callbackUrl || event.status === 'deleted') return this.events.eventFailed(event.id, undefined);
     try {
       const secrets = await this.accountSettings.webhookSecrets(event.accountId);
       await this.callbacks.post(event.callbackUrl, await this.payload(event), secrets);
-      await this.rounds.eventDelivered(event.id);
+      await this.events.eventDelivered(event.id);
     } catch (error) {
       const retries = event.attempts - 1;
       const delayMs = this.webhook.retryDelaySeconds * 1000 * 2 ** retries * (0.8 + Math.random() * 0.4);
       this.logger.warn(`Watchlist callback ${event.id} (attempt ${event.attempts}) failed: ${(error as Error).message}`);
-      await this.rounds.eventFailed(event.id, retries < this.webhook.retries ? new Date(Date.now() + delayMs) : undefined);
+      await this.events.eventFailed(event.id, retries < this.webhook.retries ? new Date(Date.now() + delayMs) : undefined);
     }
   }
 

@@ -7,6 +7,7 @@ import { SettingsModule } from '../settings/settings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { RoundRunner } from './round-runner';
 import { RoundsRepository } from './rounds.repository';
+import { WatchlistEventsRepository } from './watchlist-events.repository';
 import { WatchlistWorker } from './watchlist-worker';
 import { WatchlistsController } from './watchlists.controller';
 import { WatchlistsRepository } from './watchlists.repository';
@@ -15,6 +16,6 @@ import { WatchlistsService } from './watchlists.service';
 @Module({
   imports: [AccountsModule, SettingsModule, CreditsModule, ProviderModule, IdempotencyModule, WebhooksModule],
   controllers: [WatchlistsController],
-  providers: [WatchlistsRepository, RoundsRepository, RoundRunner, WatchlistWorker, WatchlistsService],
+  providers: [WatchlistsRepository, RoundsRepository, WatchlistEventsRepository, RoundRunner, WatchlistWorker, WatchlistsService],
 })
 export class WatchlistsModule {}

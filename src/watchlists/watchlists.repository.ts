@@ -2,61 +2,22 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
+import { isUniqueViolation } from '../common/unique-violation';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
-import type { WatchedField, WatchInterval } from './watch-rules';
+import type { WatchInterval } from './watch-rules';
+import { ChangeRow, EntryRow, RoundRow, StoredStatus, toChange, toRound, toWatchlist, Watchlist } from './watchlist-rows';
 
-export type StoredStatus = 'active' | 'paused' | 'paused_insufficient_credits';
+export type { ChangeRow, EntryRow, RoundRow, StoredStatus, Watchlist } from './watchlist-rows';
 
-export interface Watchlist {
-  id: string;
-  seq: string;
-  accountId: string;
-  name: string | null;
-  interval: WatchInterval;
-  callbackUrl: string | null;
-  status: StoredStatus;
-  total: number;
-  round: number;
-  roundRunning: boolean;
-  nextCheckAt: Date;
-  createdAt: Date;
-}
-
-export interface RoundRow {
-  round: number;
-  trigger: 'schedule' | 'manual';
-  costPerNumber: number;
-  checked: number;
-  failed: number;
-  changes: number;
-  startedAt: Date;
-  completedAt: Date | null;
-}
-
-export interface EntryRow {
-  id: string;
-  phone: string;
-  reference: string | null;
-  result: FilterResultDto | null;
-  error: string | null;
-  checkedAt: Date | null;
-}
-
-export interface ChangeRow {
-  id: string;
-  phone: string;
-  reference: string | null;
-  field: WatchedField;
-  before: string | boolean | null;
-  after: string | boolean | null;
-  round: number;
-  detectedAt: Date;
-}
+/** Refunds one charge of a round's entry in the caller's transaction (exactly once, by its reference). */
+export type RefundUnchecked = (transaction: EntityManager, chargeId: string, cost: number, reason: string) => Promise<void>;
 
 export interface NewEntry {
   phone: string;
   reference: string | null;
 }
+
+const IDEMPOTENT_CREATION_INDEX = 'watchlists_idempotency_key_unique';
 
 const WATCHLIST_COLUMNS = `w.id, w.seq, w.account_id, w.name, w.interval, w.callback_url, w.status, w.round, w.round_running, w.next_check_at, w.created_at,
   (SELECT count(*) FROM watchlist_entries e WHERE e.watchlist_id = w.id AND e.removed_at IS NULL) AS total`;
@@ -71,19 +32,38 @@ export class WatchlistsRepository {
    * creations cannot together pass the plan's limit of watched numbers.
    */
   async create(
-    watchlist: { id: string; accountId: string; name: string | null; interval: WatchInterval; callbackUrl: string | null; group: string },
+    watchlist: {
+      id: string; accountId: string; name: string | null; interval: WatchInterval; callbackUrl: string | null; group: string; idempotencyKeyId: string | null;
+    },
     entries: NewEntry[],
     maxWatched: number,
-  ): Promise<Watchlist> {
-    return this.db.transaction(async (em) => {
-      await this.checkLimit(em, watchlist.accountId, entries.length, maxWatched);
-      await em.query(
-        `INSERT INTO watchlists (id, account_id, name, interval, callback_url, schedule_group, next_check_at) VALUES ($1, $2, $3, $4, $5, $6, now())`,
-        [watchlist.id, watchlist.accountId, watchlist.name, watchlist.interval, watchlist.callbackUrl, watchlist.group],
-      );
-      await this.insertEntries(em, watchlist.id, entries);
-      return (await this.findIn(em, watchlist.accountId, watchlist.id))!;
-    });
+    answer: (created: Watchlist) => object,
+  ): Promise<string> {
+    try {
+      return await this.db.transaction(async (em) => {
+        await this.checkLimit(em, watchlist.accountId, entries.length, maxWatched);
+        await em.query(
+          `INSERT INTO watchlists (id, account_id, name, interval, callback_url, schedule_group, next_check_at, idempotency_key_id)
+           VALUES ($1, $2, $3, $4, $5, $6, now(), $7)`,
+          [watchlist.id, watchlist.accountId, watchlist.name, watchlist.interval, watchlist.callbackUrl, watchlist.group, watchlist.idempotencyKeyId],
+        );
+        await this.insertEntries(em, watchlist.id, entries);
+        const body = JSON.stringify(answer((await this.findIn(em, watchlist.accountId, watchlist.id))!));
+        await em.query(`UPDATE watchlists SET creation_answer = $2 WHERE id = $1`, [watchlist.id, body]);
+        return body;
+      });
+    } catch (error) {
+      // Another attempt with the same key created it meanwhile: its answer is this one's.
+      const earlier = watchlist.idempotencyKeyId && isUniqueViolation(error, IDEMPOTENT_CREATION_INDEX) ? await this.creationAnswer(watchlist.idempotencyKeyId) : undefined;
+      if (earlier === undefined) throw error;
+      return earlier;
+    }
+  }
+
+  /** The creation answer of the watchlist created under an Idempotency-Key's id, if one was. */
+  async creationAnswer(idempotencyKeyId: string): Promise<string | undefined> {
+    const rows: Array<{ creation_answer: string }> = await this.db.query(`SELECT creation_answer FROM watchlists WHERE idempotency_key_id = $1`, [idempotencyKeyId]);
+    return rows[0]?.creation_answer;
   }
 
   find(accountId: string, id: string): Promise<Watchlist | undefined> {
@@ -170,6 +150,8 @@ export class WatchlistsRepository {
   /** Adds numbers (a removed one comes back), under the same per-account limit as creation. */
   async addEntries(accountId: string, watchlistId: string, entries: NewEntry[], maxWatched: number): Promise<void> {
     await this.db.transaction(async (em) => {
+      // Counted under the account's lock: a concurrent edit cannot change what is already watched meanwhile.
+      await lockAccount(em, accountId);
       const phones = entries.map((entry) => entry.phone);
       const [{ count }] = await em.query(
         `SELECT count(*) FROM watchlist_entries WHERE watchlist_id = $1 AND removed_at IS NULL AND phone = ANY($2::text[])`,
@@ -188,13 +170,43 @@ export class WatchlistsRepository {
     ]);
   }
 
-  /** Deleted watchlists are kept for the ledger's sake (their rounds' sources) but never shown or run again. */
-  async markDeleted(accountId: string, id: string): Promise<boolean> {
-    const [, count] = await this.db.query(`UPDATE watchlists SET status = 'deleted' WHERE account_id = $1 AND id = $2 AND status <> 'deleted'`, [
-      accountId,
-      id,
-    ]);
-    return count > 0;
+  /**
+   * Deleted watchlists are kept for the ledger's sake (their rounds' sources) but never shown or run
+   * again. In the same transaction, entries charged for the running round and not checked in it are
+   * marked done and refunded (`refund`, once per charge by its reference): no worker will check them.
+   * A worker recording them at the same time waits for the row locks and then skips them.
+   */
+  async markDeleted(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
+    return this.stopRound(accountId, id, 'deleted', refund);
+  }
+
+  /**
+   * Pauses the watchlist (`paused`, by its owner) and, as a deletion does, refunds the entries its
+   * running round charged and had not checked: a paused round may never be resumed. On resume the
+   * round finishes without them (they keep their last answer).
+   */
+  async pause(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
+    return this.stopRound(accountId, id, 'paused', refund);
+  }
+
+  private async stopRound(accountId: string, id: string, status: 'deleted' | 'paused', refund: RefundUnchecked): Promise<boolean> {
+    return this.db.transaction(async (em) => {
+      const [lists]: [Array<{ round: number; round_running: boolean; round_cost: number | null }>] = await em.query(
+        `UPDATE watchlists SET status = $3 WHERE account_id = $1 AND id = $2 AND status <> 'deleted' RETURNING round, round_running, round_cost`,
+        [accountId, id, status],
+      );
+      const list = lists[0];
+      if (!list) return false;
+      if (list.round_running) {
+        const [unchecked]: [Array<{ charge_id: string }>] = await em.query(
+          `UPDATE watchlist_entries SET checked_round = $2, last_error = $3, checked_at = now()
+            WHERE watchlist_id = $1 AND charged_round = $2 AND checked_round < $2 RETURNING charge_id::text`,
+          [id, list.round, status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED'],
+        );
+        for (const row of unchecked) await refund(em, row.charge_id, Number(list.round_cost), status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED');
+      }
+      return true;
+    });
   }
 
   private async findIn(em: EntityManager, accountId: string, id: string): Promise<Watchlist | undefined> {
@@ -206,7 +218,7 @@ export class WatchlistsRepository {
   }
 
   private async checkLimit(em: EntityManager, accountId: string, adding: number, maxWatched: number): Promise<void> {
-    await em.query(`SELECT pg_advisory_xact_lock(hashtextextended('watchlists:' || $1, 0))`, [accountId]);
+    await lockAccount(em, accountId);
     const [{ watched }] = await em.query(
       `SELECT count(*) AS watched FROM watchlist_entries e JOIN watchlists w ON w.id = e.watchlist_id
         WHERE w.account_id = $1 AND w.status <> 'deleted' AND e.removed_at IS NULL`,
@@ -231,45 +243,7 @@ export class WatchlistsRepository {
   }
 }
 
-function toWatchlist(row: Record<string, unknown>): Watchlist {
-  return {
-    id: row.id as string,
-    seq: String(row.seq),
-    accountId: row.account_id as string,
-    name: row.name as string | null,
-    interval: row.interval as WatchInterval,
-    callbackUrl: row.callback_url as string | null,
-    status: row.status as StoredStatus,
-    total: Number(row.total),
-    round: Number(row.round),
-    roundRunning: row.round_running as boolean,
-    nextCheckAt: row.next_check_at as Date,
-    createdAt: row.created_at as Date,
-  };
-}
-
-export function toRound(row: Record<string, unknown>): RoundRow {
-  return {
-    round: Number(row.round),
-    trigger: row.trigger as 'schedule' | 'manual',
-    costPerNumber: Number(row.cost_per_number),
-    checked: Number(row.checked),
-    failed: Number(row.failed),
-    changes: Number(row.changes),
-    startedAt: row.started_at as Date,
-    completedAt: row.completed_at as Date | null,
-  };
-}
-
-function toChange(row: Record<string, unknown>): ChangeRow {
-  return {
-    id: String(row.id),
-    phone: row.phone as string,
-    reference: row.reference as string | null,
-    field: row.field as WatchedField,
-    before: row.before as string | boolean | null,
-    after: row.after as string | boolean | null,
-    round: Number(row.round),
-    detectedAt: row.detected_at as Date,
-  };
+/** The account's watched-numbers lock, until the transaction ends (taking it again in it is free). */
+async function lockAccount(em: EntityManager, accountId: string): Promise<void> {
+  await em.query(`SELECT pg_advisory_xact_lock(hashtextextended('watchlists:' || $1, 0))`, [accountId]);
 }

@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
-import { refusedCallbackUrl } from '../webhooks/callback-address';
+import { refusedCallbackUrl } from '../common/callback-address';
 import {
   CreateWatchlistDto, RejectedEntryDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistCreatedDto, WatchlistDto,
   WatchlistPageDto, WatchlistSummaryDto,
@@ -18,7 +18,7 @@ import {
 import { RoundsRepository } from './rounds.repository';
 import { nextCheckAt, roundSource } from './watch-rules';
 import { WatchlistWorker } from './watchlist-worker';
-import { NewEntry, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
+import { NewEntry, RefundUnchecked, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -44,12 +44,15 @@ export class WatchlistsService {
 
   /**
    * The creation as the bytes of its answer (a replay sends the same). Creating charges nothing itself
-   * (rounds charge), so no charge ever carries the key's id and the "answered again for free" path of
-   * an Idempotency-Key cannot arise here.
+   * (rounds charge), so no charge carries the key's id: the watchlist does instead (a unique column
+   * written in the creation's transaction). A retry after the key's answer was lost finds the
+   * watchlist of the key and replays its creation answer (`made`), never creating a second one; two
+   * attempts at once meet on the unique index.
    */
   create(account: AuthenticatedAccount, body: CreateWatchlistDto, idempotencyKey: string | undefined): Promise<SerializedAnswer> {
     return this.idempotency.run(account.accountId, idempotencyKey, { route: 'POST /api/v1/watchlists', body }, {
-      charged: async () => JSON.stringify(await this.createNow(account.accountId, body)),
+      charged: (keyId) => this.createNow(account.accountId, body, keyId),
+      made: (keyId) => this.watchlists.creationAnswer(keyId),
       free: () => Promise.reject(new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; retry when it has answered.')),
     });
   }
@@ -58,7 +61,9 @@ export class WatchlistsService {
    * 400 for a refused callback, no check enabled, no valid number or the plan's limit; 402 when the
    * balance cannot cover the first round, which starts at once (it records the baseline answers).
    */
-  private async createNow(accountId: string, body: CreateWatchlistDto): Promise<WatchlistCreatedDto> {
+  private async createNow(accountId: string, body: CreateWatchlistDto, keyId: string | undefined): Promise<string> {
+    const earlier = keyId === undefined ? undefined : await this.watchlists.creationAnswer(keyId);
+    if (earlier !== undefined) return earlier;
     this.checkCallback(body.callback_url);
     if (body.references && body.references.length !== body.phones.length) {
       throw new AppError('INVALID_REQUEST', `references must have one entry per phone (${body.phones.length}), it has ${body.references.length}`);
@@ -69,21 +74,22 @@ export class WatchlistsService {
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
     await this.requireBalance(accountId, cost * entries.length);
     const id = randomUUID();
-    const watchlist = await this.watchlists.create(
-      { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group },
+    const answer = await this.watchlists.create(
+      { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group, idempotencyKeyId: keyId ?? null },
       entries,
       await this.accounts.maxWatchedNumbers(accountId),
+      (watchlist): WatchlistCreatedDto => ({
+        id,
+        name: watchlist.name,
+        total: watchlist.total,
+        interval: watchlist.interval,
+        next_check_at: watchlist.nextCheckAt.toISOString(),
+        cost_per_round: cost * watchlist.total,
+        rejected,
+      }),
     );
     this.worker.wake();
-    return {
-      id,
-      name: watchlist.name,
-      total: watchlist.total,
-      interval: watchlist.interval,
-      next_check_at: watchlist.nextCheckAt.toISOString(),
-      cost_per_round: cost * watchlist.total,
-      rejected,
-    };
+    return answer;
   }
 
   async list(account: AuthenticatedAccount, limit: number, cursor: string | undefined): Promise<WatchlistPageDto> {
@@ -124,6 +130,7 @@ export class WatchlistsService {
       if (rejected.length > 0) throw new AppError('INVALID_REQUEST', `add[${rejected[0].index}]: ${E164_MESSAGE}`);
       await this.watchlists.addEntries(account.accountId, watchlist.id, entries, await this.accounts.maxWatchedNumbers(account.accountId));
     }
+    if (status === 'paused' && watchlist.status === 'active') await this.watchlists.pause(account.accountId, watchlist.id, this.refundUnchecked);
     if (body.remove) await this.watchlists.removeEntries(watchlist.id, body.remove.map((phone) => normalizePhone(phone) ?? phone));
     await this.watchlists.update(account.accountId, watchlist.id, { name: body.name, interval: body.interval, callbackUrl: body.callback_url, status, nextCheckAt: next });
     if (status === 'active') this.worker.wake();
@@ -132,7 +139,8 @@ export class WatchlistsService {
 
   async remove(account: AuthenticatedAccount, id: string): Promise<void> {
     const watchlist = await this.own(account, id);
-    await this.watchlists.markDeleted(account.accountId, watchlist.id);
+    // Entries charged for a running round and not checked yet are never checked now: refunded.
+    await this.watchlists.markDeleted(account.accountId, watchlist.id, this.refundUnchecked);
   }
 
   /** Starts a round now (same billing as a scheduled one); a round already running is answered as it is. */
@@ -161,6 +169,10 @@ export class WatchlistsService {
       next_cursor: page.nextCursor,
     };
   }
+
+  private readonly refundUnchecked: RefundUnchecked = async (transaction, chargeId, cost, reason) => {
+    await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason }, transaction);
+  };
 
   private checkCallback(url: string | undefined): void {
     const refused = url === undefined ? undefined : refusedCallbackUrl(url, this.allowPrivateCallbacks);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
-import { publicOnlyLookup, refusedCallbackUrl } from './callback-address';
+import { publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
 import { signatureHeader } from './callback-signature';
 
 export class CallbackFailedError extends Error {}

@@ -1,9 +1,9 @@
 import request from 'supertest';
 import type { App } from 'supertest/types';
 
-/** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 5). */
+/** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 7; 0005 and 0006 are test numbers). */
 export function distinctNumbers(count: number, block: number): string[] {
-  return Array.from({ length: count }, (_, i) => `+4474${String(block).padStart(2, '0')}${String(i).padStart(5, '0')}5`);
+  return Array.from({ length: count }, (_, i) => `+4474${String(block).padStart(2, '0')}${String(i).padStart(5, '0')}7`);
 }
 
 /** Polls GET /api/v1/filter/bulk/{id} until the job has completed; returns its last body. */
@@ -21,4 +21,10 @@ export async function waitForBulkJob(
     if (Date.now() > deadline) throw new Error(`bulk job ${id} not completed in ${timeoutMs} ms: ${res.body.status} ${res.body.processed}/${res.body.total}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** How many entries of a bulk job have their answer, read with any client's `query` (TypeORM's or pg's). */
+export async function answeredEntries(query: (sql: string, params: unknown[]) => Promise<Array<{ done: string }>>, jobId: string): Promise<number> {
+  const [row] = await query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
+  return Number(row.done);
 }

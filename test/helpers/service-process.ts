@@ -11,12 +11,21 @@ export interface ServiceProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-const ROOT = resolve(__dirname, '../..');
+export const ROOT = resolve(__dirname, '../..');
 
-/** Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port. */
-export async function startServiceProcess(env: Record<string, string | undefined>, port: number): Promise<ServiceProcess> {
+/**
+ * Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port;
+ * from this checkout, or from `cwd` (a copy of it).
+ * `ownProcessGroup`: as the foreground job of a terminal, so a test can signal the whole group as Ctrl-C does.
+ */
+export async function startServiceProcess(
+  env: Record<string, string | undefined>,
+  port: number,
+  options: { ownProcessGroup?: boolean; cwd?: string } = {},
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
+    detached: options.ownProcessGroup ?? false,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

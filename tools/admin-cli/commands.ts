@@ -28,7 +28,7 @@ export const GLOBAL_OPTIONS = [JSON_OPTION, HELP_OPTION];
 
 const positiveInteger = (value: string, label: string) => integerArg(value, label, (n) => n > 0, 'a positive integer');
 
-export const COMMANDS: CommandSpec[] = [
+export const ACCOUNT_COMMANDS: CommandSpec[] = [
   {
     name: 'create-account',
     summary: 'Create an account with default settings and its first API key (printed once).',
@@ -224,7 +224,7 @@ function creditsOperation(accountId: string, amount: number, reason: string): Op
   };
 }
 
-function accountOutput(account: AccountDto): CommandOutput {
+export function accountOutput(account: AccountDto): CommandOutput {
   const checks = Object.entries(account.settings.checks).map(([check, on]) => `${check}=${on ? 'on' : 'off'}`);
   const keys = account.keys.length === 0
     ? '  (none)'
@@ -243,6 +243,9 @@ function accountOutput(account: AccountDto): CommandOutput {
         ['disabled', account.disabled ? 'yes' : 'no'],
         ['created_at', account.created_at],
         ['checks', checks.join(' ')],
+        ['daily_credit_limit', account.settings.daily_credit_limit ?? 'none'],
+        ['low_balance_threshold', account.settings.low_balance_threshold ?? 'none'],
+        ['webhook_url', account.settings.webhook_url ?? 'none'],
       ]) + `\nkeys:\n${keys}`,
   };
 }
@@ -254,17 +257,17 @@ function planOutput(plan: PlanDto): CommandOutput {
   };
 }
 
-function stringOption(args: ParsedArgs, name: string): string {
+export function stringOption(args: ParsedArgs, name: string): string {
   const value = args.options.get(name);
   if (typeof value !== 'string') throw new UsageError(`--${name} is required`);
   return value;
 }
 
-function lines(pairs: Array<[string, string | number]>): string {
+export function lines(pairs: Array<[string, string | number]>): string {
   return pairs.map(([label, value]) => `${label}: ${value}`).join('\n');
 }
 
-function table(header: string[], rows: Array<Array<string | number>>): string {
+export function table(header: string[], rows: Array<Array<string | number>>): string {
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column].length)));
   return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n');

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, NotEquals } from 'class-validator';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { ADMIN_LIMITS } from '../admin.service';
@@ -92,4 +93,32 @@ export class AuditQueryDto extends PageQueryDto({
   @IsString()
   @MaxLength(128)
   target_id?: string;
+}
+
+export class AccountsQueryDto extends PageQueryDto({ defaultLimit: ADMIN_LIMITS.accountPageDefault, maxLimit: ADMIN_LIMITS.accountPageMax, cursorMaxLength: 100, example: 50 }) {
+  @ApiPropertyOptional({ example: 'acme', description: 'Accounts whose name contains this, ignoring case.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(ADMIN_LIMITS.nameLength)
+  name?: string;
+
+  @ApiPropertyOptional({ example: 'standard' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  plan?: string;
+
+  @ApiPropertyOptional({ type: Boolean, example: false })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'disabled must be true or false' })
+  disabled?: boolean;
+
+  @ApiPropertyOptional({ example: 1000, description: 'Accounts whose balance is below this many credits.' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(ADMIN_LIMITS.credits)
+  balance_below?: number;
 }

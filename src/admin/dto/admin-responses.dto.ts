@@ -18,6 +18,9 @@ export class AccountChecksDto {
 
 export class AccountSettingsDto {
   @ApiProperty({ type: AccountChecksDto }) checks: AccountChecksDto;
+  @ApiProperty({ type: Number, nullable: true, example: 5000, description: 'Credits per UTC day; null: no cap.' }) daily_credit_limit: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 1000, description: 'balance.low below this; null: no alert.' }) low_balance_threshold: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'https://example.com/hooks/phone-filter' }) webhook_url: string | null;
 }
 
 export class KeySummaryDto {
@@ -70,7 +73,10 @@ export class PlansDto {
 export class AuditEntryDto {
   @ApiProperty({ example: '42' }) id: string;
   @ApiProperty({ example: 'admin-api', description: '`admin-api` (HTTP), `cli:<os user>` (CLI), `bootstrap`...' }) actor: string;
-  @ApiProperty({ example: 'credits.top_up', description: 'account.create, account.update, credits.top_up, credits.adjust, key.issue, key.revoke, plan.update' })
+  @ApiProperty({
+    example: 'credits.top_up',
+    description: 'account.create, account.update, settings.update, credits.top_up, credits.adjust, key.issue, key.revoke, plan.update',
+  })
   action: string;
   @ApiProperty({ enum: ['account', 'api_key', 'plan'] }) target_type: string;
   @ApiProperty() target_id: string;
@@ -82,6 +88,21 @@ export class AuditEntryDto {
 
 export class AuditPageDto {
   @ApiProperty({ type: [AuditEntryDto] }) entries: AuditEntryDto[];
+  @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next (older) page; null on the last.' })
+  next_cursor: string | null;
+}
+
+export class AccountSummaryDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ example: 'Acme Ltd' }) name: string;
+  @ApiProperty({ example: 'standard' }) plan: string;
+  @ApiProperty({ example: 1000 }) balance: number;
+  @ApiProperty() disabled: boolean;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export class AccountPageDto {
+  @ApiProperty({ type: [AccountSummaryDto] }) accounts: AccountSummaryDto[];
   @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next (older) page; null on the last.' })
   next_cursor: string | null;
 }

@@ -1,6 +1,6 @@
 import { portedCarrier, SLOW_ANSWER_DELAY_MS, TestNumberTable, testNumberRule } from './test-numbers';
 
-describe('test-number rules (API.md section 10)', () => {
+describe('test-number rules (the table in docs/api.md)', () => {
   it.each([
     ['+447400120000', { kind: 'answer', status: 'ABSENT', isPorted: false }],
     ['+447400120001', { kind: 'answer', status: 'UNDETERMINED', isPorted: false }],

@@ -1,6 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsObject, IsOptional, ValidateNested } from 'class-validator';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+
+/** Largest credit amount a cap or threshold may name (the admin API's credit limit). */
+export const MAX_CREDIT_SETTING = 1_000_000_000_000;
 
 export class ChecksDto {
   @ApiProperty({ example: true, description: 'Network Connection Status (status, carrier). Default on; 4 credits by default.' })
@@ -20,8 +23,37 @@ export class SettingsDto {
   @ApiProperty({ example: 4, minimum: 0, description: "Credits one POST /api/v1/filter costs with these checks: the sum of their prices (this deployment's)." })
   cost_per_call: number;
 
-  @ApiProperty({ example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', description: 'HMAC key that signs bulk-job callbacks (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.' })
+  @ApiProperty({
+    example: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
+    description: 'HMAC key that signs bulk-job callbacks and account events (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.',
+  })
   webhook_secret: string;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 5000,
+    description:
+      'Most credits charged per UTC day (calls and bulk reservations; refunds give allowance back); null: no cap. A call ' +
+      'or job that would pass it gets 402 SPENDING_LIMIT_REACHED and is charged nothing.',
+  })
+  daily_credit_limit: number | null;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 1000,
+    description: 'When a charge takes the balance from at or above this to below it, one `balance.low` event is sent to webhook_url; null: none.',
+  })
+  low_balance_threshold: number | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'https://example.com/hooks/phone-filter',
+    description: 'Where account events are POSTed, signed like bulk callbacks (balance.low; bulk.completed for jobs without callback_url); null: nowhere.',
+  })
+  webhook_url: string | null;
 }
 
 export class WebhookSecretRotationDto {
@@ -50,8 +82,29 @@ export class ChecksPatchDto {
   portability?: boolean;
 }
 
-export class UpdateSettingsDto {
-  @ApiProperty({ type: ChecksPatchDto, description: 'Any subset of the three checks.', example: { line_type: true } })
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => ChecksPatchDto)
-  checks: ChecksPatchDto;
+/** The account's spending and alert controls; null clears one. Shared by PATCH /api/v1/settings and the admin API. */
+export class AccountControlsPatchDto {
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: MAX_CREDIT_SETTING, example: 5000, description: 'Credits per UTC day; null removes the cap.' })
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_CREDIT_SETTING)
+  daily_credit_limit?: number | null;
+
+  @ApiPropertyOptional({ type: Number, nullable: true, minimum: 0, maximum: MAX_CREDIT_SETTING, example: 1000, description: 'Credits; null turns the alert off.' })
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_CREDIT_SETTING)
+  low_balance_threshold?: number | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'https://example.com/hooks/phone-filter',
+    description: 'An http(s) URL at a public address (the rule of callback_url); null removes it.',
+  })
+  @IsOptional() @IsString() @MaxLength(2048)
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'webhook_url must be an http or https URL' })
+  webhook_url?: string | null;
+}
+
+export class UpdateSettingsDto extends AccountControlsPatchDto {
+  @ApiPropertyOptional({ type: ChecksPatchDto, description: 'Any subset of the three checks.', example: { line_type: true } })
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => ChecksPatchDto)
+  checks?: ChecksPatchDto;
 }

@@ -1,0 +1,68 @@
+import { Logger } from '@nestjs/common';
+import { shutdownStepsRunning } from './common/shutdown-steps';
+import { withTimeout } from './common/timeout';
+
+/** Of SHUTDOWN_TIMEOUT_MS, the part kept for closing workers, pools and the embedded database after the drain. */
+const CLOSING_SHARE = 0.4;
+const MAX_CLOSING_RESERVE_MS = 5000;
+/** How long the embedded PostgreSQL gets once the time is up (its fast shutdown takes well under this). */
+const FORCED_STOP_MS = 1000;
+
+export interface ShutdownPlan {
+  timeoutMs: number;
+  requestsInFlight: () => number;
+  /** Stops accepting connections and waits for running requests; resolves with the number cut off. */
+  drain: (budgetMs: number) => Promise<number>;
+  /** Waits for the start-up to end: a start-up is never cut in half. */
+  started: () => Promise<void>;
+  /** Flushes settles, stops workers, closes Redis and every database pool. */
+  closeApp: () => Promise<void>;
+  /** Last: the embedded PostgreSQL, once nothing is connected to it (killed after `timeoutMs`). */
+  stopDatabase: (timeoutMs: number) => Promise<void>;
+  exit: (code: number) => void;
+}
+
+/**
+ * SIGTERM and SIGINT alike: drain requests, close the application, then stop the embedded database,
+ * all within SHUTDOWN_TIMEOUT_MS. Whatever does not answer in time (a database, Redis or queue that is
+ * gone) is given up on and named in the log, and the exit code is 1. A second signal stops at once.
+ */
+export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdown')): void {
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) {
+      logger.warn(`${signal} again: stopping now, without waiting for the rest`);
+      return plan.stopDatabase(FORCED_STOP_MS).finally(() => plan.exit(1));
+    }
+    stopping = true;
+    const deadline = Date.now() + plan.timeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    const giveUp = (step: string) => () => new Error(`${step} did not end within SHUTDOWN_TIMEOUT_MS (${plan.timeoutMs} ms)`);
+    let clean = true;
+    try {
+      await withTimeout(plan.started(), left(), giveUp('the start-up'));
+      const reserve = Math.min(MAX_CLOSING_RESERVE_MS, Math.round(plan.timeoutMs * CLOSING_SHARE));
+      const drainBudget = Math.max(0, left() - reserve);
+      logger.log(`${signal}: shutting down; ${plan.requestsInFlight()} request(s) in flight get up to ${drainBudget} ms`);
+      const abandoned = await plan.drain(drainBudget);
+      if (abandoned > 0) logger.warn(`${abandoned} request(s) still running after ${drainBudget} ms were cut off`);
+      await withTimeout(plan.closeApp(), left(), () => {
+        const busy = shutdownStepsRunning();
+        return new Error(`gave up on ${busy.length > 0 ? busy.join(', ') : 'the database connections'} after ${plan.timeoutMs} ms`);
+      });
+    } catch (error) {
+      clean = false;
+      logger.error(`Shutdown: ${(error as Error).message}`);
+    }
+    try {
+      await plan.stopDatabase(Math.max(FORCED_STOP_MS, left()));
+    } catch (error) {
+      clean = false;
+      logger.error(`Shutdown: the embedded PostgreSQL did not stop cleanly: ${(error as Error).message}`);
+    }
+    logger.log(clean ? 'Stopped' : 'Stopped, with the problems above');
+    plan.exit(clean ? 0 : 1);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+export const EVENT_STATES = ['pending', 'delivered', 'failed', 'no_webhook'] as const;
+export type EventState = (typeof EVENT_STATES)[number];
+
+export interface AccountEvent {
+  id: string;
+  accountId: string;
+  type: string;
+  payload: Record<string, unknown>;
+  state: EventState;
+  attempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+/** How long events are kept and listed. */
+export const EVENT_RETENTION_DAYS = 30;
+
+const COLUMNS = 'id, account_id, type, payload, state, attempts, last_error, created_at, delivered_at';
+
+/**
+ * The outbox of account events (migration CustomerControls). balance.low rows are written by the
+ * charge statements themselves (credits/), in the same statement as the charge; the rest through
+ * `record`. Delivery claims due rows with a lease, so that instances share the work without sending
+ * one event twice at the same time.
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** One event; writing the same `dedupeKey` again changes nothing (a retried bulk finisher). */
+  async record(accountId: string, type: string, payload: object, dedupeKey: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO account_events (account_id, type, payload, dedupe_key) VALUES ($1, $2, $3, $4)
+       ON CONFLICT ON CONSTRAINT account_events_dedupe_key_unique DO NOTHING`,
+      [accountId, type, JSON.stringify(payload), dedupeKey],
+    );
+  }
+
+  /**
+   * Up to `limit` pending events that are due, each counted as an attempt and leased for
+   * `leaseSeconds` (an instance that dies while delivering leaves it to be retried after the lease).
+   */
+  async claimDue(limit: number, leaseSeconds: number): Promise<AccountEvent[]> {
+    // TypeORM answers an UPDATE ... RETURNING with [rows, count].
+    const [rows]: [EventRow[], number] = await this.db.query(
+      `UPDATE account_events SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
+        WHERE id IN (SELECT id FROM account_events WHERE state = 'pending' AND next_attempt_at <= now()
+                      ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING ${COLUMNS}`,
+      [limit, leaseSeconds],
+    );
+    return rows.map(toEvent);
+  }
+
+  async markDelivered(id: string): Promise<void> {
+    await this.db.query(`UPDATE account_events SET state = 'delivered', delivered_at = now(), last_error = NULL WHERE id = $1`, [id]);
+  }
+
+  /** A failed attempt: tried again after `retryInSeconds`, or (null) given up as failed. */
+  async markAttemptFailed(id: string, error: string, retryInSeconds: number | null): Promise<void> {
+    await this.db.query(
+      `UPDATE account_events
+          SET last_error = left($2::text, 500),
+              state = CASE WHEN $3::float8 IS NULL THEN 'failed' ELSE state END,
+              next_attempt_at = CASE WHEN $3::float8 IS NULL THEN next_attempt_at ELSE now() + make_interval(secs => $3::float8) END
+        WHERE id = $1`,
+      [id, error, retryInSeconds],
+    );
+  }
+
+  async markNoWebhook(id: string): Promise<void> {
+    await this.db.query(`UPDATE account_events SET state = 'no_webhook', last_error = 'no webhook_url set' WHERE id = $1`, [id]);
+  }
+
+  /** The account's events of the retention period, newest first, keyset-paginated on the id. */
+  async page(accountId: string, limit: number, beforeId: string | undefined): Promise<AccountEvent[]> {
+    const rows: EventRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM account_events
+        WHERE account_id = $1 AND created_at > now() - make_interval(days => $4)
+          AND ($2::bigint IS NULL OR id < $2::bigint)
+        ORDER BY id DESC LIMIT $3`,
+      [accountId, beforeId ?? null, limit, EVENT_RETENTION_DAYS],
+    );
+    return rows.map(toEvent);
+  }
+
+  async deleteExpired(): Promise<void> {
+    await this.db.query(`DELETE FROM account_events WHERE created_at < now() - make_interval(days => $1)`, [EVENT_RETENTION_DAYS]);
+  }
+}
+
+interface EventRow {
+  id: string;
+  account_id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  state: EventState;
+  attempts: number;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+function toEvent(row: EventRow): AccountEvent {
+  return {
+    id: String(row.id),
+    accountId: row.account_id,
+    type: row.type,
+    payload: row.payload,
+    state: row.state,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    createdAt: row.created_at,
+    deliveredAt: row.delivered_at,
+  };
+}

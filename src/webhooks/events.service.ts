@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { keysetPage } from '../common/keyset-page';
+import { AccountEventDto, AccountEventPageDto } from './dto/events.dto';
+import { AccountEvent, EventsRepository } from './events.repository';
+
+/** What a receiver gets: the event's id (the same on every retry, to deduplicate), type, time and data. */
+export function eventBody(event: AccountEvent): { id: string; type: string; created_at: string; data: Record<string, unknown> } {
+  return { id: event.id, type: event.type, created_at: event.createdAt.toISOString(), data: event.payload };
+}
+
+@Injectable()
+export class EventsService {
+  constructor(private readonly events: EventsRepository) {}
+
+  /** A bulk job without callback_url completed: its completion goes to the account's webhook_url. Once per job. */
+  bulkCompleted(accountId: string, job: { id: string; status: string; total: number }): Promise<void> {
+    return this.events.record(accountId, 'bulk.completed', { id: job.id, status: job.status, total: job.total }, `bulk.completed:${job.id}`);
+  }
+
+  async list(accountId: string, limit: number, cursor: string | undefined): Promise<AccountEventPageDto> {
+    const page = await keysetPage('ev', limit, cursor, (rows, beforeId) => this.events.page(accountId, rows, beforeId), (event) => event.id);
+    return { events: page.rows.map(toDto), next_cursor: page.nextCursor };
+  }
+}
+
+function toDto(event: AccountEvent): AccountEventDto {
+  return {
+    id: event.id,
+    type: event.type,
+    data: event.payload,
+    state: event.state,
+    attempts: event.attempts,
+    last_error: event.lastError,
+    created_at: event.createdAt.toISOString(),
+    delivered_at: event.deliveredAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,182 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import request from 'supertest';
+import { withClient } from './global-setup';
+import { testRedisUrl } from './helpers/redis';
+import { freePort, ROOT, ServiceProcess, startServiceProcess } from './helpers/service-process';
+
+/**
+ * The README's shell examples that need no Docker, run as written by bash: only the address of the
+ * service (localhost:3000 and friends), the database server and Redis are swapped for the test's
+ * own, and the placeholders the text tells the reader to fill (ACCOUNT_ID, KEY_ID, $ID...) are filled.
+ * `npm start`, `npm test`, the benchmark and the typed client have suites of their own.
+ */
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const ADMIN_TOKEN = 'readme-admin-token-0123456789';
+
+/** The ```bash block that contains `marker`. */
+function bashBlock(marker: string): string {
+  const blocks = [...README.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => match[1]);
+  const found = blocks.filter((block) => block.includes(marker));
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function replaceAll(script: string, substitutions: Record<string, string>): string {
+  return Object.entries(substitutions).reduce((text, [from, to]) => text.split(from).join(to), script);
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runBash(script: string, env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<Run> {
+  return new Promise((resolveRun, reject) => {
+    // A process group of its own, killed at the end: nothing an example started outlives it.
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const killGroup = () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    };
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      killGroup();
+      reject(new Error(`README example timed out:\n${script}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      killGroup();
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A database of its own on the test's server: the examples change plans, which other suites rely on. */
+function databaseUrl(name: string): string {
+  const url = new URL(process.env.DATABASE_URL!);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  await withClient(databaseUrl('postgres'), (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}
+
+/** Two consecutive free ports: the example spreads calls over `$((3001 + i % 2))`. */
+async function twoFreePorts(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const next = await new Promise<boolean>((resolveFree) => {
+      const server = createServer();
+      server.once('error', () => resolveFree(false));
+      server.listen(port + 1, '127.0.0.1', () => server.close(() => resolveFree(true)));
+    });
+    if (next) return port;
+  }
+}
+
+describe('README shell examples', () => {
+  const database = `phone_filter_readme_${randomBytes(4).toString('hex')}`;
+  let service: ServiceProcess;
+  let port: number;
+
+  beforeAll(async () => {
+    await withClient(databaseUrl('postgres'), (client) => client.query(`CREATE DATABASE ${database}`));
+    port = await freePort();
+    service = await startServiceProcess({ DATABASE_URL: databaseUrl(database), ADMIN_TOKEN, REDIS_URL: undefined }, port);
+    await service.waitFor(/listening on/);
+  }, 90_000);
+  afterAll(async () => {
+    await service?.stop();
+    await dropDatabase(database);
+  });
+
+  const local = () => ({ 'localhost:3000': `localhost:${port}` });
+
+  async function newAccount(plan = 'standard', credits = 100): Promise<{ id: string; api_key: string }> {
+    const created = await request(service.baseUrl)
+      .post('/admin/v1/accounts')
+      .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      .send({ name: 'README reader', plan, credits });
+    expect(created.status).toBe(201);
+    return created.body as { id: string; api_key: string };
+  }
+
+  it('the first example answers what its comment says', async () => {
+    const block = bashBlock('-d \'{"phone": "+44 7400 123456", "source": "website"}\'');
+    const expected = block.match(/^# (\{.*\})$/m)![1];
+    const account = await newAccount();
+    const run = await runBash(replaceAll(block, local()), { API_KEY: account.api_key });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toEqual(JSON.parse(expected));
+  });
+
+  it('the admin API examples run in order and answer without an error', async () => {
+    const block = bashBlock('curl -s -X POST localhost:3000/admin/v1/accounts');
+    const account = await newAccount('free', 0);
+    const key = await request(service.baseUrl).post(`/admin/v1/accounts/${account.id}/keys`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    // One answer per line (each curl followed by a newline): each one's JSON, no error body anywhere.
+    const script = `curl() { command curl "$@"; echo; }\n${replaceAll(block, local())}`;
+    const run = await runBash(script, { ADMIN_TOKEN, ID: account.id, KEY_ID: (key.body as { id: string }).id });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(answers).toHaveLength(8);
+    for (const answer of answers) expect(answer).not.toHaveProperty('error');
+    expect(answers[0]).toMatchObject({ name: 'Acme Ltd', plan: 'standard', balance: 10000, api_key: expect.stringMatching(/^pf_live_/) });
+    expect(answers[2]).toEqual({ balance: 500 });
+    expect(answers[4]).toMatchObject({ status: 'revoked' });
+    expect(answers[6]).toMatchObject({ name: 'standard', limit: 100, window_seconds: 1 });
+  });
+
+  it('the admin CLI examples run in order and exit 0', async () => {
+    const block = bashBlock('npm run admin -- --help');
+    const account = await newAccount('free', 0);
+    const key = await request(service.baseUrl).post(`/admin/v1/accounts/${account.id}/keys`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    const script = replaceAll(block, { ACCOUNT_ID: account.id, KEY_ID: (key.body as { id: string }).id });
+    const run = await runBash(script, { DATABASE_URL: databaseUrl(database) }, 240_000);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('The API key is shown only once');
+    const shown = await request(service.baseUrl).get(`/admin/v1/accounts/${account.id}`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+    // top-up 5000, adjust -250, set-plan enterprise, disable-account: as the examples say.
+    expect(shown.body).toMatchObject({ balance: 4750, plan: 'enterprise', disabled: true });
+  }, 240_000);
+
+  it('"Two local processes": one database, one Redis, the free plan\'s 5 calls shared by both', async () => {
+    const block = bashBlock('PORT=3001 node --max-semi-space-size=64 dist/src/main &');
+    const first = await twoFreePorts();
+    const ownDatabase = `phone_filter_readme_two_${randomBytes(4).toString('hex')}`;
+    const script = replaceAll(block, {
+      'postgres://postgres@127.0.0.1:5432/phone_filter': databaseUrl(ownDatabase),
+      'redis://127.0.0.1:6379': testRedisUrl(),
+      '3001': String(first),
+      '3002': String(first + 1),
+    });
+    try {
+      const run = await runBash(script, { LOG_LEVEL: 'warn' }, 200_000);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`created database "${ownDatabase}"`);
+      const counts = Object.fromEntries([...run.stdout.matchAll(/^\s*(\d+) (\d{3})$/gm)].map(([, count, status]) => [status, Number(count)]));
+      expect(counts).toEqual({ '200': 5, '429': 15 });
+      // `kill %1 %2 && wait` stopped both.
+      await expect(request(`http://127.0.0.1:${first}`).get('/health/live')).rejects.toThrow(/ECONNREFUSED/);
+    } finally {
+      await dropDatabase(ownDatabase);
+    }
+  }, 240_000);
+});

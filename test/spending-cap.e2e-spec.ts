@@ -1,0 +1,135 @@
+import request from 'supertest';
+import { createAccount, TestAccount } from './factories/accounts';
+import { waitForBulkJob } from './helpers/bulk';
+import { expectError } from './helpers/expect-error';
+import { ledgerState } from './helpers/ledger';
+import { TEST_NUMBERS } from './helpers/numbers';
+import { startTestApp, TestApp } from './helpers/test-app';
+
+/** The next 00:00 UTC, as the message of SPENDING_LIMIT_REACHED states it. */
+function nextUtcMidnight(): string {
+  const now = new Date();
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
+}
+
+async function expectBalance(t: TestApp, account: TestAccount, balance: number): Promise<void> {
+  const state = await ledgerState(t.db, account.id);
+  expect({ balance: state.balance, ledgerSum: state.ledgerSum }).toEqual({ balance, ledgerSum: balance });
+}
+
+async function spentToday(t: TestApp, account: TestAccount): Promise<number> {
+  const [row] = await t.db.query(`SELECT CASE WHEN spent_day = (now() AT TIME ZONE 'UTC')::date THEN spent_today ELSE 0 END AS spent FROM accounts WHERE id = $1`, [account.id]);
+  return Number(row.spent);
+}
+
+describe('the daily spending cap (daily_credit_limit)', () => {
+  let t: TestApp;
+  beforeAll(async () => (t = await startTestApp({ PROVIDER: 'sandbox', PROVIDER_TIMEOUT_MS: '300', BULK_POLL_INTERVAL_SECONDS: '0.5' })));
+  afterAll(() => t.close());
+
+  const filter = (account: TestAccount, phone: string = TEST_NUMBERS.connected, app = t) =>
+    request(app.http).post('/api/v1/filter').set(account.auth).send({ phone });
+  const setCap = (account: TestAccount, cap: number | null) =>
+    request(t.http).patch('/api/v1/settings').set(account.auth).send({ daily_credit_limit: cap }).expect(200);
+
+  it('answers 402 SPENDING_LIMIT_REACHED for the call that would pass it, naming the limit, what is left and when it resets; charges nothing', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 10);
+    await filter(account).expect(200);
+    await filter(account).expect(200);
+    const refused = await filter(account);
+    expectError(refused, 402, 'SPENDING_LIMIT_REACHED');
+    expect(refused.body.error.message).toContain('daily spending limit of 10 credits: 2 left today');
+    expect(refused.body.error.message).toContain(`resets at ${nextUtcMidnight()}`);
+    expect((await ledgerState(t.db, account.id)).byType).toEqual({ TOPUP: 1, CHARGE: 2 });
+    expect(await spentToday(t, account)).toBe(8);
+    await expectBalance(t, account, 992);
+  });
+
+  it('lets a cheaper call use what is left, and a cap of null lifts it', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 9);
+    await filter(account).expect(200);
+    await filter(account).expect(200);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    await request(t.http).patch('/api/v1/settings').set(account.auth).send({ checks: { network_status: false, line_type: true } }).expect(200);
+    await filter(account).expect(200); // 1 credit: exactly the limit
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    await setCap(account, null);
+    await filter(account).expect(200);
+    await expectBalance(t, account, 1000 - 4 - 4 - 1 - 1);
+  });
+
+  it('refuses everything with a cap of 0, and says INSUFFICIENT_CREDITS when the cap is not what blocks', async () => {
+    const zero = await createAccount(t, { credits: 1000 });
+    await setCap(zero, 0);
+    expectError(await filter(zero), 402, 'SPENDING_LIMIT_REACHED');
+    const poor = await createAccount(t, { credits: 3 });
+    await setCap(poor, 100);
+    expectError(await filter(poor), 402, 'INSUFFICIENT_CREDITS');
+    await expectBalance(t, zero, 1000);
+    await expectBalance(t, poor, 3);
+  });
+
+  it('gives the allowance back when a call is refunded', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 8);
+    for (let i = 0; i < 3; i++) expectError(await filter(account, TEST_NUMBERS.failing), 503, 'PROVIDER_UNAVAILABLE');
+    expect(await spentToday(t, account)).toBe(0);
+    await filter(account).expect(200);
+    await filter(account).expect(200);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    await expectBalance(t, account, 992);
+  });
+
+  it('applies to bulk jobs: a reservation past it is 402 and nothing is created; refunds of failed entries give allowance back', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 12);
+    const submit = (phones: string[]) => request(t.http).post('/api/v1/filter/bulk').set(account.auth).send({ phones });
+    const tooMuch = await submit([TEST_NUMBERS.connected, TEST_NUMBERS.absent, TEST_NUMBERS.ported, TEST_NUMBERS.undetermined]);
+    expectError(tooMuch, 402, 'SPENDING_LIMIT_REACHED');
+    expect(tooMuch.body.error.message).toContain('This job costs 16 credits and would pass your daily spending limit of 12 credits: 12 left today');
+    expect((await request(t.http).get('/api/v1/filter/bulk').set(account.auth).expect(200)).body.jobs).toEqual([]);
+
+    const quote = await request(t.http).post('/api/v1/filter/bulk/quote').set(account.auth).send({ phones: [TEST_NUMBERS.connected, TEST_NUMBERS.absent, TEST_NUMBERS.ported, TEST_NUMBERS.undetermined] }).expect(200);
+    expect(quote.body).toEqual({ total: 4, billable: 4, invalid: 0, cost: 16, balance: 1000, sufficient: false });
+
+    const { body } = await submit([TEST_NUMBERS.connected, TEST_NUMBERS.failing, TEST_NUMBERS.absent]).expect(202);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    const job = await waitForBulkJob(t.http, account.auth, body.id);
+    expect(job).toMatchObject({ charged: 12, refunded: 4 });
+    expect(await spentToday(t, account)).toBe(8);
+    await filter(account).expect(200);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    await expectBalance(t, account, 1000 - 8 - 4);
+  });
+
+  it('is set by an admin too, and enforced at once', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await t.admin.updateAccountControls(account.id, { daily_credit_limit: 4 }, 'test');
+    await filter(account).expect(200);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    await expectBalance(t, account, 996);
+  });
+
+  it('holds under 100 concurrent calls across two instances on one database: never passed by one credit', async () => {
+    const other = await startTestApp({ PROVIDER: 'sandbox' });
+    try {
+      const account = await createAccount(t, { credits: 10_000 });
+      await setCap(account, 102); // room for 25 calls of 4; a 26th would pass it by 2
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => filter(account, TEST_NUMBERS.connected, i % 2 ? other : t)));
+      const statuses = answers.map((res) => res.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(25);
+      expect(statuses.filter((status) => status === 402)).toHaveLength(75);
+      for (const res of answers.filter((answer) => answer.status === 402)) expect(res.body.error.code).toBe('SPENDING_LIMIT_REACHED');
+      expect(answers.filter((res, i) => res.status === 200 && i % 2 === 1).length).toBeGreaterThan(0);
+      expect(answers.filter((res, i) => res.status === 200 && i % 2 === 0).length).toBeGreaterThan(0);
+      expect(await spentToday(t, account)).toBe(100);
+      const state = await ledgerState(t.db, account.id);
+      expect(state.byType).toEqual({ TOPUP: 1, CHARGE: 25 });
+      await expectBalance(t, account, 10_000 - 100);
+    } finally {
+      await other.close();
+    }
+  });
+});
