@@ -10,6 +10,7 @@ import { createAccount } from './factories/accounts';
 import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
+import { refuseUpdates } from './helpers/refuse-updates';
 import { startTestApp, TestApp } from './helpers/test-app';
 
 /** A promise and its resolver: lets a test hold an attempt at a chosen point. */
@@ -129,9 +130,7 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
     const account = await createAccount(t, { credits: 100 });
     await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.ported }).expect(200); // now cached
     // The first attempt: a cache hit charged settled, whose answer could not be stored (its key stays in progress).
-    const name = `pf_test_refuse_${randomUUID().replace(/-/g, '')}`;
-    await t.db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'answer not stored'; END $$`);
-    await t.db.query(`CREATE TRIGGER ${name} BEFORE UPDATE ON idempotency_keys FOR EACH ROW WHEN (NEW.key = 'lost-reply-1') EXECUTE FUNCTION ${name}()`);
+    const allowStoring = await refuseUpdates(t, 'idempotency_keys', `NEW.key = 'lost-reply-1'`);
     const filter = () => request(t.http).post('/api/v1/filter').set(account.auth).set('Idempotency-Key', 'lost-reply-1').send({ phone: TEST_NUMBERS.ported });
     let first: request.Response;
     let retry: request.Response;
@@ -139,8 +138,7 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
       first = await filter().expect(200);
       retry = await filter().expect(200); // answered again from the settled charge, not charged
     } finally {
-      await t.db.query(`DROP TRIGGER ${name} ON idempotency_keys`);
-      await t.db.query(`DROP FUNCTION ${name}()`);
+      await allowStoring();
     }
     expect(retry.text).toBe(first.text);
     const [charge] = await t.db.query(`SELECT reference FROM ledger_entries WHERE account_id = $1 AND idempotency_key_id IS NOT NULL`, [account.id]);
