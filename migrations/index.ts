@@ -3,6 +3,7 @@ import { PaidLookup1763800000001 } from './1763800000001-PaidLookup';
 import { AdminAudit1763800000002 } from './1763800000002-AdminAudit';
 import { BulkJobs1763800000003 } from './1763800000003-BulkJobs';
 import { IdempotentCharges1764100000000 } from './1764100000000-IdempotentCharges';
+import { ChargeAttempts1764100000100 } from './1764100000100-ChargeAttempts';
 import { BulkChunkLeases1764200000000 } from './1764200000000-BulkChunkLeases';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
 import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   AdminAudit1763800000002,
   BulkJobs1763800000003,
   IdempotentCharges1764100000000,
+  ChargeAttempts1764100000100,
   BulkChunkLeases1764200000000,
   WebhookSecretRotation1764300000000,
   CustomerControls1764400000000,

@@ -14,6 +14,7 @@ import { startTestApp, TestApp } from './helpers/test-app';
 /** The shortest sweep bound the configuration accepts for a 300 ms timeout without retries. */
 const SWEEP_BOUND_SECONDS = 6;
 const ENV = { PROVIDER: 'sandbox', PROVIDER_TIMEOUT_MS: '300', PROVIDER_RETRIES: '0', UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: String(SWEEP_BOUND_SECONDS) };
+const hashOf = (phone: string) => createHash('sha256').update(JSON.stringify({ phone, source: 'internal' })).digest('hex');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -92,7 +93,10 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
 
   it('the database refuses a second charge for one key id, however the charges race, until a refund frees it', async () => {
     const account = await createAccount(t, { credits: 100 });
-    const keyId = randomUUID();
+    const [{ id: keyId }] = await t.db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, attempt) VALUES ($1, 'raced', 'x', 'in_progress', gen_random_uuid()) RETURNING id`,
+      [account.id],
+    );
     const charge = (app: TestApp) =>
       app.app.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'test', idempotencyKeyId: keyId });
     const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => charge(i % 2 ? t : other)));
@@ -113,17 +117,44 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
   it('a key whose attempt died before charging: once the bound has passed, of two retries at once on two instances one runs, the other gets 409', async () => {
     const account = await createAccount(t, { credits: 100 });
     // What an instance killed between taking the key and charging leaves behind.
-    const requestHash = createHash('sha256').update(JSON.stringify({ phone: TEST_NUMBERS.connected, source: 'internal' })).digest('hex');
     await t.db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, claimed_at)
-       VALUES ($1, 'died-early', $2, 'in_progress', now() - interval '1 hour', now() - make_interval(secs => $3))`,
-      [account.id, requestHash, SWEEP_BOUND_SECONDS + 1],
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, claimed_at, attempt)
+       VALUES ($1, 'died-early', $2, 'in_progress', now() - interval '1 hour', now() - make_interval(secs => $3), gen_random_uuid())`,
+      [account.id, hashOf(TEST_NUMBERS.connected), SWEEP_BOUND_SECONDS + 1],
     );
     const retries = await Promise.all([filter(t, account, 'died-early'), filter(other, account, 'died-early')]);
     expect(retries.map((res) => res.status).sort()).toEqual([200, 409]);
     const [key] = await t.db.query(`SELECT status, created_at < now() - interval '59 minutes' AS kept_its_life FROM idempotency_keys WHERE account_id = $1`, [account.id]);
     expect(key).toEqual({ status: 'completed', kept_its_life: true });
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 96, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
+  });
+
+  it('a key used again after its 24 h is a new call, charged again: its old charge stays in the ledger, no longer naming it', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const first = await filter(t, account, 'expires-1').expect(200);
+    await t.db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE account_id = $1`, [account.id]);
+    const again = await filter(t, account, 'expires-1').expect(200);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(JSON.parse(again.text)).toEqual(JSON.parse(first.text));
+    const charges = await t.db.query(
+      `SELECT l.idempotency_key_id = k.id AS names_the_key FROM ledger_entries l LEFT JOIN idempotency_keys k ON k.account_id = l.account_id
+        WHERE l.account_id = $1 AND l.type = 'CHARGE' ORDER BY l.id`,
+      [account.id],
+    );
+    expect(charges).toEqual([{ names_the_key: null }, { names_the_key: true }]);
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 92, byType: { TOPUP: 1, CHARGE: 2 }, unsettledCharges: 0 });
+  });
+
+  it('a key stored in progress before attempts had tokens (before the upgrade) is never taken over: 409 until its 24 h end', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    // Its attempt may have been charged by a version whose charges did not name their key: a take-over could charge it twice.
+    await t.db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, created_at, claimed_at)
+       VALUES ($1, 'pre-upgrade', $2, 'in_progress', now() - interval '1 hour', now() - interval '1 hour')`,
+      [account.id, hashOf(TEST_NUMBERS.connected)],
+    );
+    expectError(await filter(t, account, 'pre-upgrade'), 409, 'IDEMPOTENCY_CONFLICT');
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
   });
 
   it('after a kill -9 mid-call, a retry gets 409 until the sweep refunds the charge, then runs again', async () => {

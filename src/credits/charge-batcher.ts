@@ -11,11 +11,20 @@ const GIVE_BACK_ATTEMPTS = 120;
 /**
  * A charge statement that has not answered by then (a connection gone silent, the row locked
  * elsewhere) fails its calls with 503 SERVICE_UNAVAILABLE, and the account's next calls get a
- * statement of their own instead of queueing behind it. Should it commit after all, its charges are
- * given back: those written settled (answers known before charging) by the batcher once the
- * statement lands, the others by the sweep.
+ * statement of their own instead of queueing behind it. It carries a deadline before that end (see
+ * DEADLINE_MARGIN_MS), so it cannot commit late; should it have committed with only its reply lost,
+ * its charges are given back: those written settled (answers known before charging) by the batcher
+ * once the database answers again, the others by the sweep.
  */
 export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
+
+/**
+ * The statement's own deadline is this much before the wait ends (at most a quarter of it): PostgreSQL
+ * refuses to start it, or to wait for the account's lock, past the deadline, so a statement that
+ * outlived the wait (queued for a connection, the account locked elsewhere) charges nothing. The
+ * deadline is read by the database's clock: the margin absorbs a small skew between the two hosts.
+ */
+const DEADLINE_MARGIN_MS = 1000;
 
 /** A charge written, refused for the balance (`undefined`), or not made because its Idempotency-Key is already charged. */
 export type ChargeResult = LedgerWrite | undefined | 'duplicate';
@@ -67,9 +76,11 @@ export class ChargeBatcher {
     const queue = this.queues.get(accountId)!;
     while (queue.length > 0) {
       const batch = takeSamePrice(queue);
-      const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
+      const deadline = new Date(Date.now() + this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4));
+      const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details), { deadline });
       try {
-        const { written, duplicates } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
+        const { written, duplicates, late } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
+        if (late) throw ledgerTimedOut();
         for (const call of batch) call.resolve(duplicates.has(call.details.reference) ? 'duplicate' : written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);

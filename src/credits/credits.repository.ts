@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { isUniqueViolation } from '../common/unique-violation';
+import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
 import { LedgerEntryType } from './ledger-entry.entity';
 
 export interface LedgerWrite {
@@ -24,6 +24,8 @@ export interface ChargeOutcome {
   written: Map<string, LedgerWrite>;
   /** References not charged because their Idempotency-Key already has a charge. */
   duplicates: Set<string>;
+  /** Nothing was charged: the statement reached the account after its deadline, or could not lock it by then. */
+  late?: boolean;
 }
 
 export interface LedgerRow {
@@ -36,6 +38,15 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * A charge statement with a deadline ($8) takes the account only before it, and waits for the account's
+ * lock no longer than until it (lock_timeout, read by PostgreSQL when the wait starts, so set by the
+ * same statement first). Its caller answers 503 at the deadline's end: the charge cannot land after.
+ */
+const WITHIN_DEADLINE = `($8::timestamptz IS NULL OR (clock_timestamp() < $8::timestamptz AND set_config('lock_timeout',
+  greatest(1, ceil(extract(epoch FROM $8::timestamptz - clock_timestamp()) * 1000))::bigint::text, true) IS NOT NULL))`;
 const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
 
 /**
@@ -142,22 +153,28 @@ export class CreditsRepository {
    * while today's charges (spent_today of the locked row, so the latest count whatever the instance)
    * plus it stay within daily_credit_limit, and the count moves with the balance.
    */
-  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[], transaction?: EntityManager): Promise<ChargeOutcome> {
-    if (transaction) return this.chargeOnce(transaction, accountId, cost, calls);
+  async chargeMany(
+    accountId: string,
+    cost: number,
+    calls: ChargeDetails[],
+    options: { transaction?: EntityManager; deadline?: Date } = {},
+  ): Promise<ChargeOutcome> {
+    if (options.transaction) return this.chargeOnce(options.transaction, accountId, cost, calls, null);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.chargeOnce(this.db.manager, accountId, cost, calls);
+        return await this.chargeOnce(this.db.manager, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
+        if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true };
         if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
       }
     }
   }
 
-  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<ChargeOutcome> {
-    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean }> = await db.query(
+  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[], deadline: Date | null): Promise<ChargeOutcome> {
+    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean }> = await db.query(
       `WITH account AS (
          SELECT a.balance, ${SPENT_TODAY} AS spent, ${DAILY_CAP} AS cap
-           FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE OF a),
+           FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
                     AS c(reference, phone, source, key_id, settled, ordinal)),
@@ -182,7 +199,8 @@ export class CreditsRepository {
                 CASE WHEN a.settled THEN now() END
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
-       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate
+       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,
+              $8::timestamptz IS NOT NULL AND NOT EXISTS (SELECT 1 FROM account) AND clock_timestamp() >= $8::timestamptz AS late
          FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
       [
         accountId,
@@ -192,8 +210,10 @@ export class CreditsRepository {
         calls.map((c) => c.source),
         calls.map((c) => c.idempotencyKeyId ?? null),
         calls.map((c) => c.settled === true),
+        deadline,
       ],
     );
+    if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true };
     const written = new Map<string, LedgerWrite>();
     const duplicates = new Set<string>();
     for (const row of rows) {
@@ -292,19 +312,28 @@ export class CreditsRepository {
   /**
    * REFUND of the charge with this reference, settled or not, exactly once like `refund`: for a charge
    * that landed after its call was answered 503 (its statement outlived the wait, or its reply was
-   * lost), which may have been written settled. Undefined when there is none, or it is refunded already.
+   * lost), which may have been written settled. Undefined when there is none, or it is refunded already,
+   * or a retry was answered from it (`answered_at`, IdempotencyRepository.answerAgain): that call is a 200.
    */
   async refundLanded(reference: string, reason: string): Promise<number | undefined> {
-    return this.refundWhere(`c.reference = $1`, reference, reason);
+    return this.refundWhere(`c.reference = $1 AND c.answered_at IS NULL`, reference, reason);
   }
 
+  /**
+   * The charge row is locked (FOR UPDATE) before anything is decided: a settle, a refund or a retry's
+   * answerAgain that changed it meanwhile makes PostgreSQL re-check `condition` on the row as committed
+   * (READ COMMITTED re-evaluates the WHERE of a locked row), so a charge settled while this statement
+   * waited is not refunded. Without the lock the charge was picked from the snapshot, and the later
+   * UPDATE of that row went ahead once the settle committed: an answered call refunded.
+   */
   private async refundWhere(condition: string, target: string, reason: string): Promise<number | undefined> {
     try {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
            SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source, c.created_at FROM ledger_entries c
             WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
-              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)),
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
+            FOR UPDATE OF c),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount, ${GIVE_BACK('charge.amount')} FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
@@ -389,4 +418,3 @@ export class CreditsRepository {
     return Number(rows[0].sum);
   }
 }
-

@@ -117,7 +117,7 @@ export class CreditsService {
    * reference was refused).
    */
   async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
-    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), transaction);
+    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
     this.metrics?.creditsCharged(cost * written.size);
     return written;
   }

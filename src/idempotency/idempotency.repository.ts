@@ -16,25 +16,32 @@ export interface StoredIdempotentCall {
   claimedLongAgo: boolean;
 }
 
+/** One attempt at a key: the key's id (carried by its charge) and the attempt's own token. */
+export interface KeyAttempt {
+  id: string;
+  attempt: string;
+}
+
 @Injectable()
 export class IdempotencyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
    * Takes the key for a new call: it was unknown, or its 24 h have passed (then it gets a new id, so
-   * its old charge does not count against the new call). The key's id, or undefined when it is in use.
+   * its old charge does not count against the new call). The key's id and this attempt's token, or
+   * undefined when it is in use.
    */
-  async claim(accountId: string, key: string, requestHash: string): Promise<string | undefined> {
-    const rows: Array<{ id: string }> = await this.db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, status) VALUES ($1, $2, $3, 'in_progress')
+  async claim(accountId: string, key: string, requestHash: string): Promise<KeyAttempt | undefined> {
+    const rows: Array<{ id: string; attempt: string }> = await this.db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, attempt) VALUES ($1, $2, $3, 'in_progress', gen_random_uuid())
        ON CONFLICT (account_id, key) DO UPDATE
-         SET id = gen_random_uuid(), request_hash = EXCLUDED.request_hash, status = 'in_progress', response_status = NULL,
-             response_body = NULL, created_at = now(), claimed_at = now(), completed_at = NULL
+         SET id = gen_random_uuid(), attempt = gen_random_uuid(), request_hash = EXCLUDED.request_hash, status = 'in_progress',
+             response_status = NULL, response_body = NULL, created_at = now(), claimed_at = now(), completed_at = NULL
        WHERE idempotency_keys.created_at < now() - interval '24 hours'
-       RETURNING id`,
+       RETURNING id, attempt`,
       [accountId, key, requestHash],
     );
-    return rows[0]?.id;
+    return rows[0] && { id: rows[0].id, attempt: rows[0].attempt };
   }
 
   /** The key as stored, and the state of its charge in the ledger. */
@@ -69,28 +76,51 @@ export class IdempotencyRepository {
 
   /**
    * A retry takes over a key whose attempt never charged (it died before, or its charge was refunded)
-   * and took the key longer ago than the bound. The key keeps its id and its 24 h. True when taken:
-   * of two retries at once, one takes it.
+   * and took the key longer ago than the bound. The key keeps its id and its 24 h, and gets a new
+   * attempt token: the attempt it replaces can no longer free it. Keys stored before attempts had
+   * tokens are never taken over (see migrations/1764100000100-ChargeAttempts.ts). The new token when
+   * taken: of two retries at once, one takes it.
    */
-  async takeOver(keyId: string, claimedBeforeSeconds: number): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
+  async takeOver(keyId: string, claimedBeforeSeconds: number): Promise<string | undefined> {
+    const rows: Array<{ attempt: string }> = await this.db.query(
       // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
       `WITH taken AS (
-         UPDATE idempotency_keys k SET claimed_at = now()
-          WHERE k.id = $1 AND k.status = 'in_progress' AND k.claimed_at < now() - make_interval(secs => $2)
+         UPDATE idempotency_keys k SET claimed_at = now(), attempt = gen_random_uuid()
+          WHERE k.id = $1 AND k.status = 'in_progress' AND k.attempt IS NOT NULL
+            AND k.claimed_at < now() - make_interval(secs => $2)
             AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)
-          RETURNING 1)
-       SELECT 1 FROM taken`,
+          RETURNING k.attempt)
+       SELECT attempt FROM taken`,
       [keyId, claimedBeforeSeconds],
+    );
+    return rows[0]?.attempt;
+  }
+
+  /**
+   * A retry is about to be answered again from the key's settled charge, without a new charge: marks
+   * the charge answered, so that no late give-back (CreditsRepository.refundLanded) refunds it after.
+   * The row lock orders this with a refund of the same charge: false when the charge was refunded
+   * first (the refund clears its key id), and then the retry must not be answered for free.
+   */
+  async answerAgain(keyId: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `WITH marked AS (
+         UPDATE ledger_entries c SET answered_at = COALESCE(c.answered_at, now())
+          WHERE c.idempotency_key_id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
+          RETURNING 1)
+       SELECT 1 FROM marked`,
+      [keyId],
     );
     return rows.length > 0;
   }
 
   /**
    * Stores the answer of the key's call, unless one is stored already (a retry that recomputed it at
-   * the same time): returns the answer that is stored now, which every later retry replays.
+   * the same time): returns the answer that is stored now, which every later retry replays. Any
+   * attempt holding the key's charge may store it (the charge is the proof). Undefined when the key
+   * row is gone: it cannot be while the key has a charge (the foreign key), so the caller says so loudly.
    */
-  async complete(keyId: string, responseBody: string): Promise<string> {
+  async complete(keyId: string, responseBody: string): Promise<string | undefined> {
     const rows: Array<{ response_body: string }> = await this.db.query(
       `WITH stored AS (
          UPDATE idempotency_keys SET status = 'completed', response_status = 200, response_body = $2, completed_at = now()
@@ -106,16 +136,20 @@ export class IdempotencyRepository {
       `SELECT response_body FROM idempotency_keys WHERE id = $1 AND status = 'completed'`,
       [keyId],
     );
-    return stored[0]?.response_body ?? responseBody;
+    return stored[0]?.response_body;
   }
 
-  /** Frees the key of a call that failed, unless the ledger still holds a charge for it (a refund still to come). */
-  async release(keyId: string): Promise<void> {
+  /**
+   * Frees the key of a call that failed, if this attempt still holds it (a retry may have taken it
+   * over) and the ledger holds no charge for it (a refund still to come). The foreign key from the
+   * ledger makes a charge committed meanwhile fail this statement rather than lose its key.
+   */
+  async release(key: KeyAttempt): Promise<void> {
     await this.db.query(
       `DELETE FROM idempotency_keys k
-        WHERE k.id = $1 AND k.status = 'in_progress'
+        WHERE k.id = $1 AND k.attempt = $2 AND k.status = 'in_progress'
           AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)`,
-      [keyId],
+      [key.id, key.attempt],
     );
   }
 }

@@ -4,7 +4,7 @@ import { AppError } from '../common/errors';
 import { validateIdempotencyKey } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
 import { KEY_IN_USE } from '../credits/credits.service';
-import { IdempotencyRepository, StoredIdempotentCall } from './idempotency.repository';
+import { IdempotencyRepository, KeyAttempt, StoredIdempotentCall } from './idempotency.repository';
 
 /** An answer as the bytes of its JSON body; `replayed` when it is not the first answer for its key. */
 export interface SerializedAnswer {
@@ -36,7 +36,9 @@ export interface IdempotentWork {
  * without a charge; charged, not settled → still running, 409 (if its instance died, the sweep
  * refunds the charge, and then a retry runs again); not charged → 409, unless the attempt holding it
  * took it longer than UNSETTLED_CHARGE_REFUND_AFTER_SECONDS ago (it died before charging): then a
- * retry takes it over. Nothing here shortens the key's 24 h.
+ * retry takes it over. Each attempt holds its own token, and only the holder frees a key (an attempt
+ * slower than the bound that fails after a take-over leaves the key to the retry); a key with a
+ * charge cannot be deleted at all (a foreign key from the ledger). Nothing here shortens the key's 24 h.
  */
 @Injectable()
 export class IdempotencyService {
@@ -74,25 +76,30 @@ export class IdempotencyService {
   /** What a retry gets for a key in use with its body; undefined for 409 (still running). */
   private async resume(stored: StoredIdempotentCall, work: IdempotentWork): Promise<SerializedAnswer | undefined> {
     if (stored.status === 'completed' && stored.responseBody !== null) return { body: stored.responseBody, replayed: true };
-    if (stored.charge === 'settled') return { body: await this.store(stored.id, await work.free()), replayed: true };
+    if (stored.charge === 'settled') {
+      // Marked first: a give-back of that charge racing this retry either refunded it before (then no free answer) or never will.
+      if (!(await this.calls.answerAgain(stored.id))) return undefined;
+      return { body: await this.store(stored.id, await work.free()), replayed: true };
+    }
     const made = work.made && (await work.made(stored.id));
     if (made !== undefined) return { body: await this.store(stored.id, made), replayed: true };
-    if (stored.charge === 'none' && stored.claimedLongAgo && (await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds))) {
-      return { body: await this.runCharged(stored.id, work), replayed: false };
+    if (stored.charge === 'none' && stored.claimedLongAgo) {
+      const attempt = await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds);
+      if (attempt !== undefined) return { body: await this.runCharged({ id: stored.id, attempt }, work), replayed: false };
     }
     return undefined;
   }
 
-  private async runCharged(keyId: string, work: IdempotentWork): Promise<string> {
+  private async runCharged(key: KeyAttempt, work: IdempotentWork): Promise<string> {
     let body: string;
     try {
-      body = await work.charged(keyId);
+      body = await work.charged(key.id);
     } catch (error) {
-      await this.calls.release(keyId).catch(() => undefined);
+      await this.calls.release(key).catch(() => undefined);
       throw error;
     }
     // The first answer is the one sent; should a retry have stored its own meanwhile, later replays get that one.
-    await this.store(keyId, body);
+    await this.store(key.id, body);
     return body;
   }
 
@@ -102,7 +109,10 @@ export class IdempotencyService {
    */
   private async store(keyId: string, body: string): Promise<string> {
     try {
-      return await this.calls.complete(keyId, body);
+      const stored = await this.calls.complete(keyId, body);
+      if (stored !== undefined) return stored;
+      this.logger.error(`Idempotency-Key ${keyId} was answered but its key row is gone: its answer is not stored`);
+      return body;
     } catch (error) {
       this.logger.warn(`Idempotency-Key answer not stored (a retry is answered again, without a charge): ${(error as Error).message}`);
       return body;

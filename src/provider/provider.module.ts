@@ -15,7 +15,14 @@ export function createLookupProvider(config: AppConfig): LookupProvider {
     case 'sandbox':
       return new SandboxAdapter(timeoutMs);
     case 'hlr-lookups':
-      return new HlrLookupsAdapter({ ...hlrLookups, timeoutMs, retries, breaker, bulkConcurrency: config.bulk.concurrency });
+      return new HlrLookupsAdapter({
+        ...hlrLookups,
+        timeoutMs,
+        retries,
+        breaker,
+        bulkConcurrency: config.bulk.concurrency,
+        watchlistConcurrency: config.watchlists.concurrency,
+      });
   }
 }
 

@@ -36,8 +36,10 @@ export interface HlrLookupsOptions {
   /** Retries after a connection error (refused, reset, DNS); never after a timeout or an HTTP error. */
   retries: number;
   breaker: BreakerOptions;
-  /** Bulk numbers looked up at once (BULK_CONCURRENCY): the bulk lane's pool holds a connection for each of their checks. */
+  /** Bulk numbers looked up at once (BULK_CONCURRENCY): the batch lane's pool holds a connection for each of their checks. */
   bulkConcurrency: number;
+  /** Watchlist numbers looked up at once (WATCHLIST_CONCURRENCY): their rounds share the batch lane, so its pool holds theirs too. */
+  watchlistConcurrency?: number;
 }
 
 /** Socket-level errors where the request most likely never reached the upstream: worth one retry. */
@@ -66,8 +68,8 @@ class UpstreamConnectionError extends UpstreamFailure {
  * with a minimum number of calls, counting transport errors, timeouts, 5xx and bodies that are not
  * JSON only. A lookup the upstream could not complete, an answer that breaks the schema, and 4xx
  * (credentials, rate limit, a bad request) are failures of that call only. Live and bulk calls use
- * separate lanes: each its own breaker and connection pool. After a 429 no request is sent until
- * its Retry-After has passed. Every failure leaves as ProviderUnavailableError with a reason.
+ * separate lanes: each its own breaker, connection pool and 429 hold (after a 429 the lane sends no
+ * request until its Retry-After has passed). Every failure leaves as ProviderUnavailableError with a reason.
  */
 export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy {
   readonly name = 'hlr-lookups';
@@ -82,14 +84,16 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   private readonly logger = new Logger('HlrLookupsAdapter');
   /** What was already logged (a schema break by endpoint and field, an unknown number_type): one line each, not one per call. */
   private readonly loggedOnce = new Set<string>();
-  private rateLimitedUntil = 0;
+  /** Per lane: a 429 caused by batch work holds back batch work only, never live calls. */
+  private readonly rateLimitedUntil: Record<Lane, number> = { interactive: 0, bulk: 0 };
 
   constructor(private readonly options: HlrLookupsOptions) {
     super();
     this.base = new URL(options.baseUrl.replace(/\/+$/, ''));
     const secure = this.base.protocol === 'https:';
     this.transport = secure ? https : http;
-    const sockets: Record<Lane, number> = { interactive: 256, bulk: options.bulkConcurrency * CHECK_NAMES.length };
+    const batchLookups = options.bulkConcurrency + (options.watchlistConcurrency ?? 0);
+    const sockets: Record<Lane, number> = { interactive: 256, bulk: batchLookups * CHECK_NAMES.length };
     this.lanes = Object.fromEntries(
       LANES.map((lane) => {
         const agentOptions = { keepAlive: true, maxSockets: sockets[lane], maxFreeSockets: Math.min(64, sockets[lane]), scheduling: 'lifo' as const };
@@ -171,14 +175,16 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   private async call(lane: Lane, path: string, payload: object): Promise<unknown> {
-    const waitMs = this.rateLimitedUntil - Date.now();
+    const waitMs = this.rateLimitedUntil[lane] - Date.now();
     if (waitMs > 0) {
       throw new UpstreamFailure(`upstream rate limit: asked to wait ${Math.ceil(waitMs / 1000)} s more (HTTP 429)`, 'upstream_error', 'rate_limit_wait');
     }
     try {
       // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const parent = new AbortController().signal;
-      return await this.lanes[lane].policy.execute(({ signal }) => this.send(lane, 'POST', path, payload, signal), parent);
+      const outcome = await this.lanes[lane].policy.execute(({ signal }) => answeredOrRefused(this.send(lane, 'POST', path, payload, signal)), parent);
+      if ('refused' in outcome) throw outcome.refused;
+      return outcome.answer;
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
@@ -212,9 +218,9 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   /** After a 429, hold requests back for its Retry-After (rateLimitWaitMs); the whole seconds, for the message. */
-  private holdForRateLimit(retryAfter: string | undefined): number {
+  private holdForRateLimit(lane: Lane, retryAfter: string | undefined): number {
     const waitMs = rateLimitWaitMs(retryAfter, Date.now());
-    this.rateLimitedUntil = Math.max(this.rateLimitedUntil, Date.now() + waitMs);
+    this.rateLimitedUntil[lane] = Math.max(this.rateLimitedUntil[lane], Date.now() + waitMs);
     return Math.ceil(waitMs / 1000);
   }
 
@@ -263,7 +269,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
               return reject(new UpstreamFailure(`upstream refused the credentials (HTTP ${status} on ${path}${said})`, 'unauthorized', `http_${status}`));
             }
             if (status === 429) {
-              const seconds = this.holdForRateLimit(response.headers['retry-after']);
+              const seconds = this.holdForRateLimit(lane, response.headers['retry-after']);
               return reject(new UpstreamFailure(`upstream rate limit (HTTP 429 on ${path}${said}): waiting ${seconds} s`, 'upstream_error', 'rate_limited'));
             }
             reject(new UpstreamFailure(`upstream answered HTTP ${status} on ${path}${said}`, 'upstream_error', `http_${status}`));
@@ -287,10 +293,26 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
  * answered 5xx, or sent a body that is not JSON. Not: 4xx (credentials, its rate limit, a request it
  * refused) nor the failure of one number's lookup — those say nothing about the upstream for others.
  */
-function isUpstreamUnhealthy(error: Error): boolean {
-  if (error instanceof UpstreamFailure) return /^http_5\d\d$/.test(error.kind) || error.kind === 'invalid_answer';
+function isUpstreamUnhealthy(error: unknown): boolean {
+  // UpstreamConnectionError (refused, reset) is an UpstreamFailure of kind 'network': it counts.
+  if (error instanceof UpstreamFailure) return error.kind === 'network' || /^http_5\d\d$/.test(error.kind) || error.kind === 'invalid_answer';
   if (error instanceof ProviderUnavailableError) return error.reason === 'timeout' || error.reason === 'network';
   return true; // cockatiel's own timeout (TaskCancelledError) and anything unexpected
+}
+
+/**
+ * The upstream answered, but refused this request (4xx, 429): it is reachable and healthy, so the
+ * breaker must count a success. Left as an error, cockatiel would count nothing in the closed state
+ * and close the circuit on it after a half-open trial, whatever the upstream's health; as a value it
+ * passes the breaker as a success and is thrown again outside it (HlrLookupsAdapter.call).
+ */
+async function answeredOrRefused(sent: Promise<unknown>): Promise<{ answer: unknown } | { refused: unknown }> {
+  try {
+    return { answer: await sent };
+  } catch (error) {
+    if (isUpstreamUnhealthy(error)) throw error;
+    return { refused: error };
+  }
 }
 
 /** cockatiel's SamplingBreaker counts a minimum rate of calls; the minimum count over the window gives it. */
