@@ -71,6 +71,24 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     await expectBalance(t, poor, 3);
   });
 
+  it('never moves the counted day back: a charge that finds the row already on the next UTC day counts against that day', async () => {
+    // What a statement begun before midnight sees when it takes the row lock after one of the next day.
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 1000);
+    const onTomorrow = (spent: number) =>
+      t.db.query(`UPDATE accounts SET spent_day = (now() AT TIME ZONE 'UTC')::date + 1, spent_today = $2 WHERE id = $1`, [account.id, spent]);
+    const counted = async () =>
+      (await t.db.query(`SELECT spent_day - (now() AT TIME ZONE 'UTC')::date AS ahead, spent_today FROM accounts WHERE id = $1`, [account.id]))[0];
+    await onTomorrow(1000);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    expect(await counted()).toEqual({ ahead: 1, spent_today: '1000' });
+    await onTomorrow(10);
+    await filter(account).expect(200);
+    const cost = 1000 - (await ledgerState(t.db, account.id)).balance;
+    expect(await counted()).toEqual({ ahead: 1, spent_today: String(10 + cost) });
+    await expectBalance(t, account, 1000 - cost);
+  });
+
   it('gives the allowance back when a call is refunded', async () => {
     const account = await createAccount(t, { credits: 1000 });
     await setCap(account, 8);

@@ -51,8 +51,15 @@ const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`
 
 /** The UTC day the daily spending cap counts (accounts.spent_day / spent_today). */
 const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
-/** What account `a` has been charged today. */
-const SPENT_TODAY = `CASE WHEN a.spent_day = ${TODAY} THEN a.spent_today ELSE 0 END`;
+/**
+ * The day a charge of account `a` counts on: the day only moves forward. now() is the start of the
+ * statement's transaction, so a statement begun just before midnight may take the row lock after one
+ * of the next day: it then counts on that next day (with its spend), rather than counting from zero
+ * and setting the day back (which would wipe the next day's count and let the cap be passed).
+ */
+const CHARGE_DAY = `greatest(a.spent_day, ${TODAY})`;
+/** What account `a` has been charged on the day a charge of now counts on. */
+const SPENT_TODAY = `CASE WHEN a.spent_day >= ${TODAY} THEN a.spent_today ELSE 0 END`;
 /** The account's daily_credit_limit (null: none). Read unlocked: a concurrent change of the setting may apply from the next statement. */
 const DAILY_CAP = `(SELECT s.daily_credit_limit FROM account_settings s WHERE s.account_id = a.id)`;
 /** A refund of a charge made today (UTC) gives its allowance back; one of another day changes nothing today. */
@@ -156,7 +163,7 @@ export class CreditsRepository {
   private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<ChargeOutcome> {
     const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean }> = await db.query(
       `WITH account AS (
-         SELECT a.balance, ${SPENT_TODAY} AS spent, ${DAILY_CAP} AS cap
+         SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE OF a),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
@@ -173,7 +180,7 @@ export class CreditsRepository {
        debit AS (
          UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted),
                              spent_today = (SELECT spent FROM account) + $2::bigint * (SELECT count(*) FROM accepted),
-                             spent_day = ${TODAY}
+                             spent_day = (SELECT day FROM account)
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
        ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
        written AS (
@@ -217,7 +224,7 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
       `WITH debit AS (
-         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${TODAY}
+         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${CHARGE_DAY}
           WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY} + $2 <= ${DAILY_CAP}, true)
          RETURNING a.id, a.balance),
        ${lowBalanceAlert('debit', 'debit.balance + $2::bigint', 'debit.balance')}
