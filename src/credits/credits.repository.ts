@@ -19,11 +19,16 @@ export interface ChargeDetails {
   settled?: boolean;
 }
 
+/** Why a charge was refused: the balance, or the daily spending cap (a top-up would not help). */
+export type ChargeRefusal = 'balance' | 'spending_limit';
+
 export interface ChargeOutcome {
   /** The charges written, by reference. */
   written: Map<string, LedgerWrite>;
   /** References not charged because their Idempotency-Key already has a charge. */
   duplicates: Set<string>;
+  /** Why the calls neither written nor duplicates were refused (the first of them); null when none was. */
+  refusedBy: ChargeRefusal | null;
 }
 
 export interface LedgerRow {
@@ -161,7 +166,7 @@ export class CreditsRepository {
   }
 
   private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<ChargeOutcome> {
-    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean }> = await db.query(
+    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; over_cap: boolean | null }> = await db.query(
       `WITH account AS (
          SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE OF a),
@@ -189,7 +194,9 @@ export class CreditsRepository {
                 CASE WHEN a.settled THEN now() END
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
-       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate
+       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,
+              -- Whether the first refused call would pass the daily cap (else the balance refused it).
+              (SELECT account.cap IS NOT NULL AND account.spent + ((SELECT count(*) FROM accepted) + 1) * $2::bigint > account.cap FROM account) AS over_cap
          FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
       [
         accountId,
@@ -203,11 +210,13 @@ export class CreditsRepository {
     );
     const written = new Map<string, LedgerWrite>();
     const duplicates = new Set<string>();
+    let refusedBy: ChargeRefusal | null = null;
     for (const row of rows) {
       if (row.id !== null) written.set(row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) });
       else if (row.duplicate) duplicates.add(row.reference);
+      else refusedBy = row.over_cap ? 'spending_limit' : 'balance';
     }
-    return { written, duplicates };
+    return { written, duplicates, refusedBy };
   }
 
   /**
