@@ -44,10 +44,7 @@ export interface RoundOutcome {
 export class RoundsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /**
-   * A watchlist of the group with a round due or left running without a live lease, or paused by the
-   * daily cap whose day is over (made active again), now leased here.
-   */
+  /** A watchlist of the group with a round due, left running without a live lease, or paused by a cap whose day is over: leased here (active). */
   async claimDue(group: string, leaseSeconds: number): Promise<ClaimedWatchlist | undefined> {
     const [rows]: [Array<Record<string, unknown>>] = await this.db.query(
       `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2), lease_owner = gen_random_uuid(), status = 'active'
@@ -247,11 +244,9 @@ export class RoundsRepository {
   }
 
   /**
-   * The round (or the rest of it) was refused: the watchlist pauses, and says so by callback. For the
-   * balance, `paused_insufficient_credits` until a top-up and PATCH {"paused": false}; for the daily
-   * spending cap, `paused_spending_limit` until the next 00:00 UTC, when `claimDue` resumes it (the
-   * cap's day is over), or earlier by PATCH {"paused": false}. Either way no round retries a refused
-   * charge in a loop: the next try is one claim away, after a resume.
+   * The round (or its rest) was refused: the watchlist pauses and says so by callback, never retrying in
+   * a loop. Balance: `paused_insufficient_credits` until PATCH {"paused": false}. Daily cap:
+   * `paused_spending_limit` until the next 00:00 UTC (`claimDue` resumes it) or that PATCH.
    */
   async pauseRefused(watchlistId: string, leaseOwner: string, round: number, refusedBy: ChargeRefusal): Promise<void> {
     const status: PausedStatus = refusedBy === 'spending_limit' ? 'paused_spending_limit' : 'paused_insufficient_credits';
