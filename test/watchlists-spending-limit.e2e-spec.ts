@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { createAccount, TestAccount } from './factories/accounts';
-import { CallbackReceiver, startReceiver } from './helpers/callback-receiver';
+import type { CallbackReceiver } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
-import { startTestApp, TestApp } from './helpers/test-app';
-import { waitForRound, WatchlistBody } from './helpers/watchlists';
+import type { TestApp } from './helpers/test-app';
+import { startSandboxWatchlists, waitForRound, WatchlistBody } from './helpers/watchlists';
 
 /**
  * A watchlist round refused by the daily spending cap (daily_credit_limit) pauses the watchlist as
@@ -17,22 +16,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('watchlists under the daily spending cap (sandbox provider)', () => {
   let t: TestApp;
   let receiver: CallbackReceiver;
-
-  beforeAll(async () => {
-    receiver = await startReceiver([], '/hooks/watchlist');
-    t = await startTestApp({
-      PROVIDER: 'sandbox',
-      PROVIDER_TIMEOUT_MS: '300',
-      WATCHLIST_SCHEDULE_GROUP: `wl-cap-${randomBytes(4).toString('hex')}`,
-      WATCHLIST_POLL_INTERVAL_MS: '100',
-      BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
-      BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', // the receiver listens on 127.0.0.1
-    });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-  });
+  let close: () => Promise<void>;
+  beforeAll(async () => ({ app: t, receiver, close } = await startSandboxWatchlists('wl-cap')));
+  afterAll(() => close?.());
 
   const get = async (account: TestAccount, id: string): Promise<WatchlistBody> =>
     (await request(t.http).get(`/api/v1/watchlists/${id}`).set(account.auth).expect(200)).body;
