@@ -994,7 +994,7 @@ export interface components {
         };
         CreateWatchlistDto: {
             /**
-             * @description http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a round is refused for credits), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.
+             * @description http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a round is refused for credits or by the daily spending limit), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.
              * @example https://example.com/hooks/watchlist
              */
             callback_url?: string;
@@ -1271,7 +1271,7 @@ export interface components {
             /** @example CRM contacts (EU) */
             name?: string;
             /**
-             * @description true pauses the rounds; false resumes them (also after `paused_insufficient_credits`, once topped up: the refused round then runs at once).
+             * @description true pauses the rounds; false resumes them (also after `paused_insufficient_credits`, once topped up, or `paused_spending_limit`, once the limit is raised: the refused round then runs at once). `paused_spending_limit` also resumes by itself at the next 00:00 UTC.
              * @example false
              */
             paused?: boolean;
@@ -1452,10 +1452,11 @@ export interface components {
              */
             next_cursor: string | null;
             /**
+             * @description `paused`: by you. `paused_insufficient_credits`: a round the balance could not cover (top up, then PATCH {"paused": false}). `paused_spending_limit`: a round your daily_credit_limit refused; it resumes by itself at the next 00:00 UTC, or at once by PATCH {"paused": false}.
              * @example active
              * @enum {string}
              */
-            status: "active" | "paused" | "paused_insufficient_credits";
+            status: "active" | "paused" | "paused_insufficient_credits" | "paused_spending_limit";
             /** @example 2 */
             total: number;
         };
@@ -1581,10 +1582,11 @@ export interface components {
             /** @example 2026-11-30T05:00:00.000Z */
             next_check_at: string;
             /**
+             * @description `paused`: by you. `paused_insufficient_credits`: a round the balance could not cover (top up, then PATCH {"paused": false}). `paused_spending_limit`: a round your daily_credit_limit refused; it resumes by itself at the next 00:00 UTC, or at once by PATCH {"paused": false}.
              * @example active
              * @enum {string}
              */
-            status: "active" | "paused" | "paused_insufficient_credits";
+            status: "active" | "paused" | "paused_insufficient_credits" | "paused_spending_limit";
             /** @example 2 */
             total: number;
         };

@@ -8,8 +8,10 @@ import { BulkChunkLeases1764200000000 } from './1764200000000-BulkChunkLeases';
 import { WebhookSecretRotation1764300000000 } from './1764300000000-WebhookSecretRotation';
 import { CustomerControls1764400000000 } from './1764400000000-CustomerControls';
 import { DailySpendingCap1764400000001 } from './1764400000001-DailySpendingCap';
+import { BackfillSpentToday1764400000100 } from './1764400000100-BackfillSpentToday';
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
 import { WatchlistLeaseOwners1764500000100 } from './1764500000100-WatchlistLeaseOwners';
+import { WatchlistSpendingLimitPause1764500000200 } from './1764500000200-WatchlistSpendingLimitPause';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -23,6 +25,8 @@ export const MIGRATIONS = [
   WebhookSecretRotation1764300000000,
   CustomerControls1764400000000,
   DailySpendingCap1764400000001,
+  BackfillSpentToday1764400000100,
   Watchlists1764500000000,
   WatchlistLeaseOwners1764500000100,
+  WatchlistSpendingLimitPause1764500000200,
 ];

@@ -101,6 +101,19 @@ describe('bulk conveniences: references, Idempotency-Key, quote, CSV uploads, ma
       await expectBalance(t, account, 1000 - 12);
     });
 
+    it('replays the job to concurrent twins even when the first one used the whole daily cap (no 402 for a twin)', async () => {
+      const account = await createAccount(t, { credits: 1000 });
+      await request(t.http).patch('/api/v1/settings').set(account.auth).send({ daily_credit_limit: 8 }).expect(200);
+      const body = { phones: [TEST_NUMBERS.connected, TEST_NUMBERS.absent] };
+      const answers = await Promise.all(Array.from({ length: 4 }, () => submit(account, body, 'capped-twins')));
+      expect(answers.map((res) => res.status)).toEqual([202, 202, 202, 202]);
+      expect(new Set(answers.map((res) => res.body.id)).size).toBe(1);
+      const [{ reservations }] = await t.db.query(`SELECT count(*)::int AS reservations FROM ledger_entries WHERE account_id = $1 AND type = 'CHARGE'`, [account.id]);
+      expect(reservations).toBe(1);
+      expect(await jobCount(account)).toBe(1);
+      await expectBalance(t, account, 1000 - 8);
+    });
+
     it('is per account, and a CSV upload with the same entries and options is the same request', async () => {
       const owner = await createAccount(t, { credits: 100 });
       const other = await createAccount(t, { credits: 100 });

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { BackfillSpentToday1764400000100 } from '../migrations/1764400000100-BackfillSpentToday';
 import { createAccount, TestAccount } from './factories/accounts';
 import { waitForBulkJob } from './helpers/bulk';
 import { expectError } from './helpers/expect-error';
@@ -71,6 +72,24 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     await expectBalance(t, poor, 3);
   });
 
+  it('never moves the counted day back: a charge that finds the row already on the next UTC day counts against that day', async () => {
+    // What a statement begun before midnight sees when it takes the row lock after one of the next day.
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 1000);
+    const onTomorrow = (spent: number) =>
+      t.db.query(`UPDATE accounts SET spent_day = (now() AT TIME ZONE 'UTC')::date + 1, spent_today = $2 WHERE id = $1`, [account.id, spent]);
+    const counted = async () =>
+      (await t.db.query(`SELECT spent_day - (now() AT TIME ZONE 'UTC')::date AS ahead, spent_today FROM accounts WHERE id = $1`, [account.id]))[0];
+    await onTomorrow(1000);
+    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
+    expect(await counted()).toEqual({ ahead: 1, spent_today: '1000' });
+    await onTomorrow(10);
+    await filter(account).expect(200);
+    const cost = 1000 - (await ledgerState(t.db, account.id)).balance;
+    expect(await counted()).toEqual({ ahead: 1, spent_today: String(10 + cost) });
+    await expectBalance(t, account, 1000 - cost);
+  });
+
   it('gives the allowance back when a call is refunded', async () => {
     const account = await createAccount(t, { credits: 1000 });
     await setCap(account, 8);
@@ -102,6 +121,39 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     await filter(account).expect(200);
     expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
     await expectBalance(t, account, 1000 - 8 - 4);
+  });
+
+  it('quotes and accepts a job that costs nothing (every entry invalid) even when today is already past a lowered cap', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await filter(account).expect(200);
+    await setCap(account, 1);
+    const body = { phones: ['not a number', '12'] };
+    const quote = await request(t.http).post('/api/v1/filter/bulk/quote').set(account.auth).send(body).expect(200);
+    expect(quote.body).toMatchObject({ total: 2, billable: 0, invalid: 2, cost: 0, sufficient: true });
+    const { body: job } = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send(body).expect(202);
+    expect(job).toMatchObject({ cost: 0 });
+  });
+
+  it('the backfill migration counts what today\'s ledger charged before the counter existed, less refunds, and never lowers the counter', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await filter(account).expect(200);
+    await filter(account).expect(200);
+    expectError(await filter(account, TEST_NUMBERS.failing), 503, 'PROVIDER_UNAVAILABLE'); // charged, then refunded
+    const charged = 1000 - (await ledgerState(t.db, account.id)).balance;
+    const backfill = async () => {
+      const runner = t.db.createQueryRunner();
+      try {
+        await new BackfillSpentToday1764400000100().up(runner);
+      } finally {
+        await runner.release();
+      }
+    };
+    await t.db.query(`UPDATE accounts SET spent_today = 0, spent_day = NULL WHERE id = $1`, [account.id]);
+    await backfill();
+    expect(await spentToday(t, account)).toBe(charged);
+    await t.db.query(`UPDATE accounts SET spent_today = $2 WHERE id = $1`, [account.id, charged + 5]);
+    await backfill();
+    expect(await spentToday(t, account)).toBe(charged + 5);
   });
 
   it('is set by an admin too, and enforced at once', async () => {

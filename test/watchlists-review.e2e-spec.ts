@@ -4,12 +4,12 @@ import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
-import { CallbackReceiver, startReceiver } from './helpers/callback-receiver';
+import type { CallbackReceiver } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import { refuseUpdates } from './helpers/refuse-updates';
 import { startTestApp, TestApp } from './helpers/test-app';
-import { waitForRound } from './helpers/watchlists';
+import { startSandboxWatchlists, waitForRound } from './helpers/watchlists';
 import { hlrLookupsEnv } from './provider-helpers';
 
 /**
@@ -44,26 +44,17 @@ async function startHoldingReceiver(): Promise<{ url: string; held: () => number
 describe('watchlists after review (sandbox provider)', () => {
   let t: TestApp;
   let receiver: CallbackReceiver;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    receiver = await startReceiver([], '/hooks/watchlist');
-    t = await startTestApp({
-      PROVIDER: 'sandbox',
-      PROVIDER_TIMEOUT_MS: '300',
+    ({ app: t, receiver, close } = await startSandboxWatchlists('wl-review', {
       PROVIDER_RETRIES: '0',
       UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: String(KEY_BOUND_SECONDS),
-      WATCHLIST_SCHEDULE_GROUP: `wl-review-${randomBytes(4).toString('hex')}`,
-      WATCHLIST_POLL_INTERVAL_MS: '100',
       WATCHLIST_LEASE_SECONDS: '2',
-      BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
       BULK_WEBHOOK_TIMEOUT_MS: '30000',
-      BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true', // the receiver listens on 127.0.0.1
-    });
+    }));
   });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-  });
+  afterAll(() => close?.());
 
   const create = (account: TestAccount, body: object, key?: string) => {
     const req = request(t.http).post('/api/v1/watchlists').set(account.auth);

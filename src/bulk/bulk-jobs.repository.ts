@@ -73,13 +73,21 @@ export class BulkJobsRepository {
    * The job, its entries (syntax errors already answered), the credit reservation and the queue jobs
    * in ONE transaction: a 402 from `reserve` or any failure leaves nothing behind, and a crash after
    * the commit leaves a job the queue will run. With an Idempotency-Key that already has a job, it
-   * throws IdempotencyKeyTaken and nothing is written (a concurrent twin waits on the key's unique index).
+   * throws IdempotencyKeyTaken and nothing is written. Twins are serialized on the key before anything
+   * is reserved (a transaction-scoped advisory lock): a twin that waited finds the first's job on the
+   * key's unique index and replays it, rather than reserving again against the balance and daily cap
+   * the first already used (which answered it 402).
    */
   async create(
     job: NewBulkJob,
     steps: { reserve: (transaction: EntityManager) => Promise<string | null>; enqueue: (transaction: EntityManager) => Promise<void> },
   ): Promise<BulkJob> {
     return this.db.transaction(async (transaction) => {
+      if (job.idempotency) {
+        await transaction.query(`SELECT pg_advisory_xact_lock(hashtext($1 || ':bulk-key:' || $2))`, [job.accountId, job.idempotency.key]);
+        const [taken] = await transaction.query(`SELECT 1 FROM bulk_jobs WHERE account_id = $1 AND idempotency_key = $2`, [job.accountId, job.idempotency.key]);
+        if (taken) throw new IdempotencyKeyTaken();
+      }
       const reservationId = await steps.reserve(transaction);
       const invalid = job.entries.filter((entry) => !entry.valid).length;
       const [row] = await transaction.query(

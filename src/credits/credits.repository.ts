@@ -19,6 +19,9 @@ export interface ChargeDetails {
   settled?: boolean;
 }
 
+/** Why a charge was refused: the balance, or the daily spending cap (a top-up would not help). */
+export type ChargeRefusal = 'balance' | 'spending_limit';
+
 export interface ChargeOutcome {
   /** The charges written, by reference. */
   written: Map<string, LedgerWrite>;
@@ -26,6 +29,8 @@ export interface ChargeOutcome {
   duplicates: Set<string>;
   /** Nothing was charged: the statement reached the account after its deadline, or could not lock it by then. */
   late?: boolean;
+  /** Why the calls neither written nor duplicates were refused (the first of them); null when none was. */
+  refusedBy: ChargeRefusal | null;
 }
 
 export interface LedgerRow {
@@ -62,8 +67,15 @@ const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`
 
 /** The UTC day the daily spending cap counts (accounts.spent_day / spent_today). */
 const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
-/** What account `a` has been charged today. */
-const SPENT_TODAY = `CASE WHEN a.spent_day = ${TODAY} THEN a.spent_today ELSE 0 END`;
+/**
+ * The day a charge of account `a` counts on: the day only moves forward. now() is the start of the
+ * statement's transaction, so a statement begun just before midnight may take the row lock after one
+ * of the next day: it then counts on that next day (with its spend), rather than counting from zero
+ * and setting the day back (which would wipe the next day's count and let the cap be passed).
+ */
+const CHARGE_DAY = `greatest(a.spent_day, ${TODAY})`;
+/** What account `a` has been charged on the day a charge of now counts on. */
+const SPENT_TODAY = `CASE WHEN a.spent_day >= ${TODAY} THEN a.spent_today ELSE 0 END`;
 /** The account's daily_credit_limit (null: none). Read unlocked: a concurrent change of the setting may apply from the next statement. */
 const DAILY_CAP = `(SELECT s.daily_credit_limit FROM account_settings s WHERE s.account_id = a.id)`;
 /** A refund of a charge made today (UTC) gives its allowance back; one of another day changes nothing today. */
@@ -164,16 +176,16 @@ export class CreditsRepository {
       try {
         return await this.chargeOnce(this.db.manager, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
-        if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true };
+        if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
         if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
       }
     }
   }
 
   private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[], deadline: Date | null): Promise<ChargeOutcome> {
-    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean }> = await db.query(
+    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean; over_cap: boolean | null }> = await db.query(
       `WITH account AS (
-         SELECT a.balance, ${SPENT_TODAY} AS spent, ${DAILY_CAP} AS cap
+         SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
@@ -190,7 +202,7 @@ export class CreditsRepository {
        debit AS (
          UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted),
                              spent_today = (SELECT spent FROM account) + $2::bigint * (SELECT count(*) FROM accepted),
-                             spent_day = ${TODAY}
+                             spent_day = (SELECT day FROM account)
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
        ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
        written AS (
@@ -200,7 +212,9 @@ export class CreditsRepository {
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
        SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,
-              $8::timestamptz IS NOT NULL AND NOT EXISTS (SELECT 1 FROM account) AND clock_timestamp() >= $8::timestamptz AS late
+              $8::timestamptz IS NOT NULL AND NOT EXISTS (SELECT 1 FROM account) AND clock_timestamp() >= $8::timestamptz AS late,
+              -- Whether the first refused call would pass the daily cap (else the balance refused it).
+              (SELECT account.cap IS NOT NULL AND account.spent + ((SELECT count(*) FROM accepted) + 1) * $2::bigint > account.cap FROM account) AS over_cap
          FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
       [
         accountId,
@@ -213,14 +227,16 @@ export class CreditsRepository {
         deadline,
       ],
     );
-    if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true };
+    if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
     const written = new Map<string, LedgerWrite>();
     const duplicates = new Set<string>();
+    let refusedBy: ChargeRefusal | null = null;
     for (const row of rows) {
       if (row.id !== null) written.set(row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) });
       else if (row.duplicate) duplicates.add(row.reference);
+      else refusedBy = row.over_cap ? 'spending_limit' : 'balance';
     }
-    return { written, duplicates };
+    return { written, duplicates, refusedBy };
   }
 
   /**
@@ -237,7 +253,7 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
       `WITH debit AS (
-         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${TODAY}
+         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${CHARGE_DAY}
           WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY} + $2 <= ${DAILY_CAP}, true)
          RETURNING a.id, a.balance),
        ${lowBalanceAlert('debit', 'debit.balance + $2::bigint', 'debit.balance')}

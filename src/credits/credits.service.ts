@@ -6,7 +6,7 @@ import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
-import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { UsagePageDto } from './dto/usage.dto';
 
 export const ANSWER_NOT_RECORDED =
@@ -77,13 +77,16 @@ export class CreditsService {
 
   /**
    * Whether `amount` could be charged now: the balance, and what today's daily cap leaves (null: no
-   * cap). A quote, not a reservation: concurrent calls may take it first.
+   * cap); `refusedBy` says what would refuse it (the cap first: a top-up would not help). Nothing
+   * (amount 0) is always affordable, as a charge of nothing takes nothing. A quote, not a
+   * reservation: concurrent calls may take it first.
    */
-  async affordable(accountId: string, amount: number): Promise<{ balance: number; sufficient: boolean }> {
+  async affordable(accountId: string, amount: number): Promise<{ balance: number; sufficient: boolean; refusedBy: ChargeRefusal | null }> {
     const state = await this.credits.spendingState(accountId);
     if (!state) throw new AppError('NOT_FOUND', `No account ${accountId}.`);
-    const withinCap = state.dailyCreditLimit === null || state.spentToday + amount <= state.dailyCreditLimit;
-    return { balance: state.balance, sufficient: state.balance >= amount && withinCap };
+    const overCap = amount > 0 && state.dailyCreditLimit !== null && state.spentToday + amount > state.dailyCreditLimit;
+    const refusedBy = overCap ? 'spending_limit' : state.balance < amount ? 'balance' : null;
+    return { balance: state.balance, sufficient: refusedBy === null, refusedBy };
   }
 
   /**
@@ -114,12 +117,17 @@ export class CreditsService {
    * CHARGE of several calls at `cost` each, in the caller's transaction and settled at once (the
    * caller refunds its failed calls with refundPart). Taken in order while the balance (and today's
    * allowance under the daily cap) covers them; returns the written charges by reference (a missing
-   * reference was refused).
+   * reference was refused) and why the others were refused (the balance or the daily cap; null: none was).
    */
-  async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
-    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
+  async chargeEachWithin(
+    transaction: EntityManager,
+    accountId: string,
+    cost: number,
+    calls: ChargeDetails[],
+  ): Promise<{ written: Map<string, LedgerWrite>; refusedBy: ChargeRefusal | null }> {
+    const { written, refusedBy } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
     this.metrics?.creditsCharged(cost * written.size);
-    return written;
+    return { written, refusedBy };
   }
 
   /**

@@ -4,6 +4,7 @@ import { ConcurrencyLimit } from '../common/concurrency-limit';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
+import type { ChargeRefusal } from '../credits/credits.repository';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
 import { SettingsService } from '../settings/settings.service';
@@ -79,8 +80,9 @@ export class RoundRunner {
   }
 
   /**
-   * Starts the due round with the account's checks of now, unless the balance cannot cover it: then
-   * it is not started and the watchlist pauses (`paused_insufficient_credits`).
+   * Starts the due round with the account's checks of now, unless the balance or what today's daily
+   * spending cap leaves cannot cover it: then it is not started and the watchlist pauses
+   * (`paused_insufficient_credits`, or `paused_spending_limit` until the next 00:00 UTC).
    */
   private async start(claimed: ClaimedWatchlist): Promise<{ round: number; checks: EnabledChecks; cost: number } | undefined> {
     const { checks, cost } = await this.accountSettings.checksFor(claimed.accountId);
@@ -90,8 +92,9 @@ export class RoundRunner {
       return undefined;
     }
     const needed = cost * (await this.rounds.watchedCount(claimed.id));
-    if ((await this.credits.balance(claimed.accountId)) < needed) {
-      await this.rounds.pauseForCredits(claimed.id, claimed.leaseOwner, claimed.round + 1);
+    const { refusedBy } = await this.credits.affordable(claimed.accountId, needed);
+    if (refusedBy) {
+      await this.rounds.pauseRefused(claimed.id, claimed.leaseOwner, claimed.round + 1, refusedBy);
       return undefined;
     }
     const round = await this.rounds.startRound(claimed.id, checks, cost, 'schedule', claimed.leaseOwner);
@@ -110,7 +113,7 @@ export class RoundRunner {
   private async work(claimed: ClaimedWatchlist, lease: RoundLease, checks: EnabledChecks, cost: number, state: { lost: boolean }): Promise<void> {
     const { round } = lease;
     const inFlight = new Set<Promise<void>>();
-    let refused = false;
+    let refused: ChargeRefusal | null = null;
     let failure: unknown;
     let afterId = '0';
     let progressedThisPass = false;
@@ -122,7 +125,7 @@ export class RoundRunner {
       }
       if (refused) {
         await settle();
-        return this.rounds.pauseForCredits(claimed.id, lease.leaseOwner, round);
+        return this.rounds.pauseRefused(claimed.id, lease.leaseOwner, round, refused);
       }
       if (inFlight.size >= CHUNKS_IN_FLIGHT) {
         await Promise.race(inFlight);
@@ -146,14 +149,14 @@ export class RoundRunner {
       afterId = pending[pending.length - 1].id;
       progressedThisPass = true;
       const chunk: Promise<void> = this.chunk(claimed, lease, checks, cost, pending, state)
-        .then((short) => void (refused ||= short))
+        .then((short) => void (refused ??= short))
         .catch((error: unknown) => void (failure ??= error))
         .finally(() => inFlight.delete(chunk));
       inFlight.add(chunk);
     }
   }
 
-  /** Charges, looks up and records one chunk; true when the balance refused some of it. */
+  /** Charges, looks up and records one chunk; says why some of it was refused (null: none was). */
   private async chunk(
     claimed: ClaimedWatchlist,
     lease: RoundLease,
@@ -161,27 +164,33 @@ export class RoundRunner {
     cost: number,
     pending: PendingEntry[],
     state: { lost: boolean },
-  ): Promise<boolean> {
+  ): Promise<ChargeRefusal | null> {
     const refused = await this.charge(claimed, lease, cost, pending);
     const paid = pending.filter((entry) => entry.chargeId !== null);
     if (paid.length > 0) await this.checkAndRecord(lease, checks, cost, paid, state);
     return refused;
   }
 
-  /** Charges the entries not yet charged for the round (their chargeId is set); true when the balance refused some. */
-  private async charge(claimed: ClaimedWatchlist, lease: RoundLease, cost: number, pending: PendingEntry[]): Promise<boolean> {
+  /**
+   * Charges the entries not yet charged for the round (their chargeId is set); says why the charge
+   * statement refused some (the balance or the daily cap), null when it refused none. Entries another
+   * run holds are not refused: they are picked up again at the next pass.
+   */
+  private async charge(claimed: ClaimedWatchlist, lease: RoundLease, cost: number, pending: PendingEntry[]): Promise<ChargeRefusal | null> {
     const { round } = lease;
     const unpaid = pending.filter((entry) => entry.chargeId === null);
-    if (unpaid.length === 0) return false;
+    if (unpaid.length === 0) return null;
     const source = roundSource(claimed.id, round);
+    let refusedBy: ChargeRefusal | null = null;
     const charged = await this.rounds.chargeEntries(lease, unpaid.map((entry) => entry.id), async (transaction, entries) => {
       const calls = entries.map((entry) => ({ reference: roundChargeReference(claimed.id, round, entry.id), phone: maskPhone(entry.phone), source }));
-      const written = await this.credits.chargeEachWithin(transaction, claimed.accountId, cost, calls);
+      const outcome = await this.credits.chargeEachWithin(transaction, claimed.accountId, cost, calls);
+      refusedBy = outcome.refusedBy;
+      const { written } = outcome;
       return new Map(entries.flatMap((entry, i) => (written.has(calls[i].reference) ? [[entry.id, written.get(calls[i].reference)!.id]] : [])));
     });
     for (const entry of unpaid) entry.chargeId = charged.get(entry.id) ?? null;
-    // Entries another run charged meanwhile are not refused: they are picked up again at the next chunk.
-    return charged.size < unpaid.length && (await this.credits.balance(claimed.accountId)) < cost;
+    return refusedBy;
   }
 
   private async checkAndRecord(lease: RoundLease, checks: EnabledChecks, cost: number, paid: PendingEntry[], state: { lost: boolean }): Promise<void> {

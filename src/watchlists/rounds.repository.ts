@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { EnabledChecks } from '../checks/checks';
+import type { ChargeRefusal } from '../credits/credits.repository';
 import type { FilterResultDto } from '../provider/dto/filter-result.dto';
 import type { EventType } from './watchlist-events.repository';
+import type { PausedStatus } from './watchlist-rows';
 import { AnswerWithChecks, FieldChange, nextCheckAt, WatchInterval } from './watch-rules';
 
 /** A watchlist whose lease this instance holds: a round to start (not running) or to resume. */
@@ -42,13 +44,15 @@ export interface RoundOutcome {
 export class RoundsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** A watchlist of the group with a round due or left running without a live lease, now leased here. */
+  /** A watchlist of the group with a round due, left running without a live lease, or paused by a cap whose day is over: leased here (active). */
   async claimDue(group: string, leaseSeconds: number): Promise<ClaimedWatchlist | undefined> {
     const [rows]: [Array<Record<string, unknown>>] = await this.db.query(
-      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2), lease_owner = gen_random_uuid()
+      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2), lease_owner = gen_random_uuid(), status = 'active'
         WHERE id = (SELECT id FROM watchlists
-                     WHERE schedule_group = $1 AND status = 'active' AND (lease_until IS NULL OR lease_until < now())
-                       AND (round_running OR next_check_at <= now())
+                     WHERE schedule_group = $1 AND (lease_until IS NULL OR lease_until < now())
+                       AND ((status = 'active' AND (round_running OR next_check_at <= now()))
+                            -- The day of the daily cap that paused it is over: it resumes by itself.
+                            OR (status = 'paused_spending_limit' AND next_check_at <= now()))
                      ORDER BY next_check_at FOR UPDATE SKIP LOCKED LIMIT 1)
         RETURNING id, account_id, interval, round, round_running, lease_owner, round_checks, round_cost`,
       [group, leaseSeconds],
@@ -239,15 +243,23 @@ export class RoundsRepository {
     });
   }
 
-  /** The balance cannot cover the round (or the rest of it): the watchlist pauses, and says so by callback. */
-  async pauseForCredits(watchlistId: string, leaseOwner: string, round: number): Promise<void> {
+  /**
+   * The round (or its rest) was refused: the watchlist pauses and says so by callback, never retrying in
+   * a loop. Balance: `paused_insufficient_credits` until PATCH {"paused": false}. Daily cap:
+   * `paused_spending_limit` until the next 00:00 UTC (`claimDue` resumes it) or that PATCH.
+   */
+  async pauseRefused(watchlistId: string, leaseOwner: string, round: number, refusedBy: ChargeRefusal): Promise<void> {
+    const status: PausedStatus = refusedBy === 'spending_limit' ? 'paused_spending_limit' : 'paused_insufficient_credits';
     await this.db.transaction(async (em) => {
       const [rows]: [Array<{ callback_url: string | null; pause_seq: number }>] = await em.query(
-        `UPDATE watchlists SET status = 'paused_insufficient_credits', lease_until = NULL, lease_owner = NULL, pause_seq = pause_seq + 1
+        `UPDATE watchlists SET status = $3::text, lease_until = NULL, lease_owner = NULL, pause_seq = pause_seq + 1,
+                next_check_at = CASE WHEN $3::text = 'paused_spending_limit'
+                                     THEN (date_trunc('day', now() AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+                                     ELSE next_check_at END
           WHERE id = $1 AND status = 'active' AND lease_owner = $2 RETURNING callback_url, pause_seq`,
-        [watchlistId, leaseOwner],
+        [watchlistId, leaseOwner, status],
       );
-      if (rows[0]?.callback_url) await queueEvent(em, watchlistId, 'watchlist.paused', round, Number(rows[0].pause_seq));
+      if (rows[0]?.callback_url) await queueEvent(em, watchlistId, 'watchlist.paused', round, Number(rows[0].pause_seq), status);
     });
   }
 }
@@ -280,12 +292,12 @@ async function holdLease(em: EntityManager, lease: RoundLease, required = true):
   return rows.length > 0;
 }
 
-/** Queues a callback event in the caller's transaction; `seq` tells apart the pauses of one round. */
-async function queueEvent(em: EntityManager, watchlistId: string, type: EventType, round: number, seq = 0): Promise<void> {
+/** Queues a callback event in the caller's transaction; `seq` tells apart the pauses of one round, `paused` says which pause. */
+async function queueEvent(em: EntityManager, watchlistId: string, type: EventType, round: number, seq = 0, paused: PausedStatus | null = null): Promise<void> {
   await em.query(
-    `INSERT INTO watchlist_events (id, watchlist_id, type, round, seq, schedule_group)
-     SELECT gen_random_uuid(), id, $2, $3, $4, schedule_group FROM watchlists WHERE id = $1
+    `INSERT INTO watchlist_events (id, watchlist_id, type, round, seq, schedule_group, paused_status)
+     SELECT gen_random_uuid(), id, $2, $3, $4, schedule_group, $5 FROM watchlists WHERE id = $1
      ON CONFLICT (watchlist_id, type, round, seq) DO NOTHING`,
-    [watchlistId, type, round, seq],
+    [watchlistId, type, round, seq, paused],
   );
 }

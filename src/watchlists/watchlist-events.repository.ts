@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { PausedStatus } from './watchlist-rows';
 
 export type EventType = 'watchlist.changes' | 'watchlist.paused';
 
@@ -13,6 +14,8 @@ export interface DueEvent {
   attempts: number;
   callbackUrl: string | null;
   status: string;
+  /** For `watchlist.paused`: the pause (null for events queued before pauses said which). */
+  pausedStatus: PausedStatus | null;
 }
 
 /** The outbox of watchlist callbacks (watchlist_events), as the workers deliver it. */
@@ -29,7 +32,7 @@ export class WatchlistEventsRepository {
           ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $2)
        UPDATE watchlist_events ev SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $3)
          FROM due, watchlists w WHERE ev.id = due.id AND w.id = ev.watchlist_id
-       RETURNING ev.id, ev.type, ev.watchlist_id, w.account_id, ev.round, ev.attempts, w.callback_url, w.status`,
+       RETURNING ev.id, ev.type, ev.watchlist_id, w.account_id, ev.round, ev.attempts, w.callback_url, w.status, ev.paused_status`,
       [group, limit, leaseSeconds],
     );
     return rows.map((row) => ({
@@ -41,6 +44,7 @@ export class WatchlistEventsRepository {
       attempts: Number(row.attempts),
       callbackUrl: row.callback_url as string | null,
       status: row.status as string,
+      pausedStatus: row.paused_status as PausedStatus | null,
     }));
   }
 

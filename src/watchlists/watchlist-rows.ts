@@ -2,7 +2,9 @@ import type { FilterResultDto } from '../provider/dto/filter-result.dto';
 import type { WatchedField, WatchInterval } from './watch-rules';
 
 /** The rows of watchlists and their rounds, entries and changes, as the repositories map them. */
-export type StoredStatus = 'active' | 'paused' | 'paused_insufficient_credits';
+export type StoredStatus = 'active' | 'paused' | PausedStatus;
+/** The pauses a round refused by the ledger causes (by the balance, by the daily spending cap). */
+export type PausedStatus = 'paused_insufficient_credits' | 'paused_spending_limit';
 
 export interface Watchlist {
   id: string;

@@ -106,6 +106,15 @@ export class WatchlistWorker implements OnApplicationBootstrap, BeforeApplicatio
 
   private async payload(event: DueEvent): Promise<object> {
     const common = { id: event.id, event: event.type, watchlist_id: event.watchlistId, round: event.round };
+    if (event.type === 'watchlist.paused' && event.pausedStatus === 'paused_spending_limit') {
+      return {
+        ...common,
+        status: event.pausedStatus,
+        message:
+          'Your daily spending limit (daily_credit_limit) cannot cover this round: it was not run (or not finished). It resumes by itself ' +
+          'after 00:00 UTC; raise the limit and PATCH the watchlist with {"paused": false} to run it now.',
+      };
+    }
     if (event.type === 'watchlist.paused') {
       return {
         ...common,

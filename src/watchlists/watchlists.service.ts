@@ -119,8 +119,9 @@ export class WatchlistsService {
     if (body.paused === true) status = 'paused';
     if (body.paused === false && watchlist.status !== 'active') {
       status = 'active';
-      // A round refused for credits runs as soon as it is resumed; a paused schedule picks up where it was.
-      if (watchlist.status === 'paused_insufficient_credits' && !watchlist.roundRunning) next = new Date();
+      // A round refused for credits or by the daily cap runs as soon as it is resumed; a paused schedule picks up where it was.
+      const refused = watchlist.status === 'paused_insufficient_credits' || watchlist.status === 'paused_spending_limit';
+      if (refused && !watchlist.roundRunning) next = new Date();
     }
     if (body.interval && body.interval !== watchlist.interval && !next) {
       next = new Date(Math.max(Date.now(), nextCheckAt(lastRound?.startedAt ?? watchlist.createdAt, body.interval).getTime()));

@@ -1,6 +1,9 @@
 import request from 'supertest';
 import type { App } from 'supertest/types';
+import { randomBytes } from 'node:crypto';
+import { CallbackReceiver, startReceiver } from './callback-receiver';
 import { eventually } from './eventually';
+import { startTestApp, TestApp } from './test-app';
 
 export interface WatchlistBody {
   status: string;
@@ -25,4 +28,25 @@ export async function waitForRound(target: App | string, auth: { Authorization: 
     throw new Error(`round ${round} of watchlist ${id} did not complete in ${timeoutMs} ms: ${JSON.stringify(body.last_round)}`);
   }
   return body;
+}
+
+/**
+ * The app with the sandbox provider, its watchlist workers polling every 100 ms in a schedule group of
+ * their own, and a receiver of their callbacks on 127.0.0.1 (private callbacks allowed); `env` adds to it.
+ */
+export async function startSandboxWatchlists(
+  group: string,
+  env: Record<string, string> = {},
+): Promise<{ app: TestApp; receiver: CallbackReceiver; close: () => Promise<void> }> {
+  const receiver = await startReceiver([], '/hooks/watchlist');
+  const app = await startTestApp({
+    PROVIDER: 'sandbox',
+    PROVIDER_TIMEOUT_MS: '300',
+    WATCHLIST_SCHEDULE_GROUP: `${group}-${randomBytes(4).toString('hex')}`,
+    WATCHLIST_POLL_INTERVAL_MS: '100',
+    BULK_WEBHOOK_RETRY_DELAY_SECONDS: '1',
+    BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...env,
+  });
+  return { app, receiver, close: async () => (await app.close(), await receiver.close()) };
 }

@@ -5,7 +5,7 @@ import { FilterResultDto } from '../../provider/dto/filter-result.dto';
 import { WATCH_INTERVALS, WATCHED_FIELDS, type WatchedField, type WatchInterval } from '../watch-rules';
 
 export const MAX_WATCHLIST_ENTRIES = 10_000;
-export const WATCHLIST_STATUSES = ['active', 'paused', 'paused_insufficient_credits'] as const;
+export const WATCHLIST_STATUSES = ['active', 'paused', 'paused_insufficient_credits', 'paused_spending_limit'] as const;
 export type WatchlistStatus = (typeof WATCHLIST_STATUSES)[number];
 
 const ID_EXAMPLE = '7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11';
@@ -43,7 +43,7 @@ const CHANGE_EXAMPLE = {
 };
 const CALLBACK_DESCRIPTION =
   'http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a ' +
-  'round is refused for credits), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.';
+  'round is refused for credits or by the daily spending limit), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.';
 
 /** An array of `min` to `max` strings; the message names the first entry that is not one. */
 function IsStringList(field: string, min: number, max: number, maxLength: number): PropertyDecorator {
@@ -117,7 +117,9 @@ export class UpdateWatchlistDto {
 
   @ApiPropertyOptional({
     example: false,
-    description: 'true pauses the rounds; false resumes them (also after `paused_insufficient_credits`, once topped up: the refused round then runs at once).',
+    description:
+      'true pauses the rounds; false resumes them (also after `paused_insufficient_credits`, once topped up, or `paused_spending_limit`, ' +
+      'once the limit is raised: the refused round then runs at once). `paused_spending_limit` also resumes by itself at the next 00:00 UTC.',
   })
   @IsOptional() @IsBoolean()
   paused?: boolean;
@@ -170,7 +172,14 @@ export class WatchlistRoundDto {
 export class WatchlistSummaryDto {
   @ApiProperty({ example: ID_EXAMPLE }) id: string;
   @ApiProperty({ example: 'CRM contacts', nullable: true, type: String }) name: string | null;
-  @ApiProperty({ enum: WATCHLIST_STATUSES, example: 'active' }) status: WatchlistStatus;
+  @ApiProperty({
+    enum: WATCHLIST_STATUSES,
+    example: 'active',
+    description:
+      '`paused`: by you. `paused_insufficient_credits`: a round the balance could not cover (top up, then PATCH {"paused": false}). ' +
+      '`paused_spending_limit`: a round your daily_credit_limit refused; it resumes by itself at the next 00:00 UTC, or at once by PATCH {"paused": false}.',
+  })
+  status: WatchlistStatus;
   @ApiProperty({ enum: WATCH_INTERVALS, example: 'weekly' }) interval: WatchInterval;
   @ApiProperty({ example: 2 }) total: number;
   @ApiProperty({ example: 'https://example.com/hooks/watchlist', nullable: true, type: String }) callback_url: string | null;
