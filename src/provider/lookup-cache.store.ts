@@ -127,8 +127,12 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
     }
   }
 
-  /** Resolves whether Redis took the entry. */
-  async set(key: string, value: object, ttlSeconds: number): Promise<boolean> {
+  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
+    await this.write(key, value, ttlSeconds);
+  }
+
+  /** `set`, resolving whether Redis took the entry. */
+  async write(key: string, value: object, ttlSeconds: number): Promise<boolean> {
     if (ttlSeconds <= 0 || !this.connected('set')) return false;
     try {
       await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds);

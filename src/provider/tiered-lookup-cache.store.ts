@@ -47,7 +47,7 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
   /** Kept in process only once Redis has it: the tier mirrors Redis, it never answers what Redis could not keep. */
   async set(key: string, value: object, ttlSeconds: number): Promise<void> {
     const sentAt = performance.now();
-    if (!(await this.shared.set(key, value, ttlSeconds))) return;
+    if (!(await this.shared.write(key, value, ttlSeconds))) return;
     // Counted from before Redis got it, so the copy ends no later than the entry.
     const ttlMs = ttlSeconds * 1000 - (performance.now() - sentAt);
     if (ttlMs >= 1) this.local.set(key, Object.freeze(value), { ttl: Math.floor(ttlMs) });
