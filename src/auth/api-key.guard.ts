@@ -53,7 +53,20 @@ export class ApiKeyGuard implements CanActivate {
     const isCustomerApi = this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()]);
     if (!isCustomerApi) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(request.header('authorization')));
+    const authorization = request.header('authorization');
+    const known = this.attempts && this.keys.knownAccount(authorization);
+    if (known) {
+      // An active key this instance verified within the last second: taking it costs no query and tells
+      // the caller nothing yet, so the address's check runs alongside the plan count (one round trip to
+      // Redis instead of two). PlanRateLimitGuard awaits it before its own verdict: a limited address is
+      // refused with the same 429, whatever key it sends. Any other key waits for the check, as before.
+      request.account = known;
+      request.pendingAttemptCheck = this.attempts!.beforeAttempt(request, 'api_key');
+      // Awaited by PlanRateLimitGuard; this only keeps a refusal from being reported as unhandled meanwhile.
+      request.pendingAttemptCheck.catch(() => undefined);
+      return true;
+    }
+    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(authorization));
     return true;
   }
 }
