@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import request, { Response } from 'supertest';
 import { AccountsService } from '../src/accounts/accounts.service';
+import { ApiKeysService } from '../src/auth/api-keys.service';
 import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
 import { startTestApp, TestApp } from './helpers/test-app';
@@ -302,6 +303,19 @@ describe('two instances sharing one Redis', () => {
     expect(statuses(flood)).toEqual({ 401: IP_LIMIT, 429: 20 - IP_LIMIT });
     expect((await getBalance(first.url, badKey, '203.0.113.50')).status).toBe(429);
     expect((await getBalance(second.url, badKey, '203.0.113.50')).status).toBe(429);
+  });
+
+  it('refuse a key an instance has just verified, from an address limited on the other (a known key skips no check)', async () => {
+    const account = await createAccount(first.t, { plan: 'enterprise' });
+    const badKey = { Authorization: 'Bearer pf_live_guessguessguessguessguessguess56' };
+    await burst(IP_LIMIT + 1, () => getBalance(first.url, badKey, '203.0.113.60'));
+    const known = jest.spyOn(second.t.app.get(ApiKeysService), 'knownAccount');
+
+    expect((await getBalance(second.url, account.auth, '198.51.100.61')).status).toBe(200);
+    expectRateLimited(await getBalance(second.url, account.auth, '203.0.113.60'), 'without a valid API key');
+    // The second call was the one answered from the instance's key cache (no query), and still refused.
+    expect(known).toHaveLastReturnedWith(expect.objectContaining({ accountId: account.id }));
+    known.mockRestore();
   });
 });
 
