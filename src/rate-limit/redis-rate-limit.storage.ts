@@ -64,9 +64,10 @@ export class RedisRateLimitStorage extends RateLimitStorage {
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
     const { hitKey } = keysOf(key, throttlerName);
-    const replies = await this.redis.multi().get(hitKey).pttl(hitKey).exec();
-    const [[countError, count], [ttlError, ttlMs]] = replies as [[Error | null, string | null], [Error | null, number]];
-    if (countError ?? ttlError) throw countError ?? ttlError;
+    // Two plain commands, auto-pipelined with those of concurrent requests: no MULTI of its own, whose
+    // socket write per request was a seventh of a cache-hit call's CPU. Without the transaction, a window
+    // ending between the two reads is read as no window (PTTL -2), as it would be a moment later anyway.
+    const [count, ttlMs] = await Promise.all([this.redis.get(hitKey), this.redis.pttl(hitKey)]);
     if (count === null || ttlMs <= 0) return undefined;
     return { hits: Number(count), secondsToReset: Math.ceil(ttlMs / 1000) };
   }
