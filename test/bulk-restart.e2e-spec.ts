@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount } from './factories/accounts';
-import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
+import { answeredEntries, distinctNumbers, waitForBulkJob } from './helpers/bulk';
 import { ledgerState } from './helpers/ledger';
 import { freePort, startServiceProcess } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
 
-async function processedSoFar(t: TestApp, jobId: string): Promise<number> {
-  const [row] = await t.db.query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
-  return Number(row.done);
-}
+const processedSoFar = (t: TestApp, jobId: string) => answeredEntries((sql, params) => t.db.query(sql, params), jobId);
 
 describe('a bulk job survives a kill -9 of the process running it', () => {
   let simulator: UpstreamSimulator;

@@ -23,6 +23,7 @@ describe('validateEnvironment', () => {
       chunkSize: 100,
       parallelChunks: 4,
       chunkTimeoutSeconds: 120,
+      chunkLeaseSeconds: 10,
       chunkRetries: 1000,
       maintenanceIntervalSeconds: 10,
       pollIntervalSeconds: 1,

@@ -183,7 +183,7 @@ export class EnvironmentVariables {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 
-  /** On SIGTERM/SIGINT: how long in-flight requests may take to finish before the process exits anyway. */
+  /** On SIGTERM/SIGINT: how long the whole shutdown may take (drain, close, embedded database); past it, exit 1. */
   @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 10000;
 

@@ -22,3 +22,9 @@ export async function waitForBulkJob(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** How many entries of a bulk job have their answer, read with any client's `query` (TypeORM's or pg's). */
+export async function answeredEntries(query: (sql: string, params: unknown[]) => Promise<Array<{ done: string }>>, jobId: string): Promise<number> {
+  const [row] = await query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
+  return Number(row.done);
+}
