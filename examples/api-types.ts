@@ -171,7 +171,7 @@ export interface paths {
          * Check one phone number
          * @description Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six fields. Costs the sum of the enabled checks' prices, `cost_per_call` of the settings (defaults: network status 4, line type 1, portability 2 credits). Country and numbering-plan validity are always computed, free. A number that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.
          *
-         *     Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, 0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded); anything else CONNECTED.
+         *     Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, 0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 its operator in turn at each live lookup (for watchlists); anything else CONNECTED.
          */
         post: operations["FilterController_filter"];
         delete?: never;
@@ -287,7 +287,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the webhook secret: a new one now, the old one still valid for 24 hours.
-         * @description Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the new secret's first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new secret at any time within the grace period. Rotating again ends the older secret at once. No body.
+         * @description Answers the new `webhook_secret` (shown by GET /api/v1/settings from now on) and when the previous one stops signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the new secret's first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new secret at any time within the grace period. Rotating again ends the older secret at once, so a retried rotation (after a timeout, say) leaves only the last two valid: use the secret of the latest answer, or read it with GET /api/v1/settings. Each rotation is in the admin audit trail (the key that asked, never a secret). No body.
          */
         post: operations["SettingsController_rotateWebhookSecret"];
         delete?: never;
@@ -310,6 +310,83 @@ export interface paths {
         get: operations["CreditsController_usage"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watchlists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's watchlists, newest first, each with its last round. */
+        get: operations["WatchlistsController_list"];
+        put?: never;
+        /**
+         * Watch up to 10,000 numbers
+         * @description Every number is re-checked live (never from the cache) each interval with the account's checks, charged like any lookup (one CHARGE per number, failed lookups refunded). The first round runs at once and records the baseline; later rounds report changes of status, carrier, line_type, is_ported or valid. 402 when the balance cannot cover the first round; 400 past the plan's limit of watched numbers (10,000 by default, across the account's watchlists).
+         */
+        post: operations["WatchlistsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watchlists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A watchlist and a page of its numbers, each with its last answer and checked_at. */
+        get: operations["WatchlistsController_get"];
+        put?: never;
+        post?: never;
+        /** Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on. */
+        delete: operations["WatchlistsController_remove"];
+        options?: never;
+        head?: never;
+        /** Rename, change the interval or callback, pause or resume, add or remove numbers. */
+        patch: operations["WatchlistsController_update"];
+        trace?: never;
+    };
+    "/api/v1/watchlists/{id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The changes found, newest first: number, field, before, after, detected_at. */
+        get: operations["WatchlistsController_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/watchlists/{id}/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a round now
+         * @description Billed like a scheduled round (402 when the balance cannot cover it). A round already running is answered, not started again.
+         */
+        post: operations["WatchlistsController_check"];
         delete?: never;
         options?: never;
         head?: never;
@@ -655,6 +732,39 @@ export interface components {
              */
             plan: string;
         };
+        CreateWatchlistDto: {
+            /**
+             * @description http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a round is refused for credits), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.
+             * @example https://example.com/hooks/watchlist
+             */
+            callback_url?: string;
+            /**
+             * @description How often every number is re-checked (the first round runs at once).
+             * @example weekly
+             * @enum {string}
+             */
+            interval: "daily" | "weekly" | "monthly";
+            /** @example CRM contacts */
+            name?: string;
+            /**
+             * @description The numbers to watch, E.164 (separators ignored). An entry that fails the E.164 rule is reported in `rejected` and never watched; repeats are watched once.
+             * @example [
+             *       "+447400123456",
+             *       "+447400120005",
+             *       "not a number"
+             *     ]
+             */
+            phones: string[];
+            /**
+             * @description Your own reference for each number, in the order of `phones` (same length); returned with its entry and its changes.
+             * @example [
+             *       "contact-1",
+             *       "contact-2",
+             *       "contact-3"
+             *     ]
+             */
+            references?: string[];
+        };
         CreatedAccountDto: {
             /**
              * @description Shown once; only its hash is stored.
@@ -756,6 +866,11 @@ export interface components {
         PlanDto: {
             /** @example 5 */
             limit: number;
+            /**
+             * @description Numbers an account may watch across its watchlists.
+             * @example 10000
+             */
+            max_watched_numbers: number;
             /** @example free */
             name: string;
             /** @example 1 */
@@ -764,11 +879,41 @@ export interface components {
         PlansDto: {
             plans: components["schemas"]["PlanDto"][];
         };
+        RejectedEntryDto: {
+            /** @example INVALID_REQUEST */
+            code: string;
+            /**
+             * @description Index in `phones`.
+             * @example 2
+             */
+            index: number;
+            /** @example phone must be in E.164 format: "+" then 2 to 15 digits, the first not 0, e.g. +14155552671 */
+            message: string;
+            /** @example not a number */
+            phone: string;
+        };
         RevokedKeyDto: {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
             status: "revoked";
+        };
+        RoundStartedDto: {
+            /**
+             * @description Credits the round costs (numbers × cost per call), refunds for failed lookups aside.
+             * @example 8
+             */
+            cost: number;
+            /** @example 7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11 */
+            id: string;
+            /** @example 2 */
+            round: number;
+            /**
+             * @description A round already running is answered as it is, not started twice.
+             * @example running
+             * @enum {string}
+             */
+            status: "running";
         };
         SettingsDto: {
             checks: components["schemas"]["ChecksDto"];
@@ -798,6 +943,11 @@ export interface components {
              * @example 50
              */
             limit: number;
+            /**
+             * @description Numbers an account may watch across its watchlists; unchanged when absent.
+             * @example 10000
+             */
+            max_watched_numbers?: number;
             /** @example 1 */
             window_seconds: number;
         };
@@ -809,6 +959,39 @@ export interface components {
              *     }
              */
             checks: components["schemas"]["ChecksPatchDto"];
+        };
+        UpdateWatchlistDto: {
+            /**
+             * @description Numbers to start watching (counted against the plan limit).
+             * @example [
+             *       "+447400120006"
+             *     ]
+             */
+            add?: string[];
+            /**
+             * @description null removes it.
+             * @example https://example.com/hooks/watchlist
+             */
+            callback_url?: string | null;
+            /**
+             * @example daily
+             * @enum {string}
+             */
+            interval?: "daily" | "weekly" | "monthly";
+            /** @example CRM contacts (EU) */
+            name?: string;
+            /**
+             * @description true pauses the rounds; false resumes them (also after `paused_insufficient_credits`, once topped up: the refused round then runs at once).
+             * @example false
+             */
+            paused?: boolean;
+            /**
+             * @description Numbers to stop watching.
+             * @example [
+             *       "+447400123456"
+             *     ]
+             */
+            remove?: string[];
         };
         UsageEntryDto: {
             /**
@@ -833,6 +1016,287 @@ export interface components {
             entries: components["schemas"]["UsageEntryDto"][];
             /** @description Pass as cursor to get the next (older) page; null on the last page. */
             next_cursor: string | null;
+        };
+        WatchlistChangeDto: {
+            /** @example ABSENT */
+            after: (string | boolean) | null;
+            /** @example CONNECTED */
+            before: (string | boolean) | null;
+            /** @example 2026-11-23T05:00:01.000Z */
+            detected_at: string;
+            /**
+             * @example status
+             * @enum {string}
+             */
+            field: "status" | "carrier" | "line_type" | "is_ported" | "valid";
+            /** @example +447400120005 */
+            phone: string;
+            /** @example contact-2 */
+            reference: string | null;
+            /** @example 2 */
+            round: number;
+        };
+        WatchlistChangePageDto: {
+            /**
+             * @example [
+             *       {
+             *         "after": "ABSENT",
+             *         "before": "CONNECTED",
+             *         "detected_at": "2026-11-23T05:00:01.000Z",
+             *         "field": "status",
+             *         "phone": "+447400120005",
+             *         "reference": "contact-2",
+             *         "round": 2
+             *       }
+             *     ]
+             */
+            changes: components["schemas"]["WatchlistChangeDto"][];
+            /**
+             * @description Pass as cursor for the next (older) page; null on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        WatchlistCreatedDto: {
+            /**
+             * @description Credits a round costs now: watched numbers × the account's cost per call.
+             * @example 8
+             */
+            cost_per_round: number;
+            /** @example 7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11 */
+            id: string;
+            /**
+             * @example weekly
+             * @enum {string}
+             */
+            interval: "daily" | "weekly" | "monthly";
+            /** @example CRM contacts */
+            name: string | null;
+            /**
+             * @description The first round runs at once.
+             * @example 2026-11-23T05:00:00.000Z
+             */
+            next_check_at: string;
+            /**
+             * @description Entries that failed the E.164 rule: not watched, never charged.
+             * @example [
+             *       {
+             *         "code": "INVALID_REQUEST",
+             *         "index": 2,
+             *         "message": "phone must be in E.164 format: \"+\" then 2 to 15 digits, the first not 0, e.g. +14155552671",
+             *         "phone": "not a number"
+             *       }
+             *     ]
+             */
+            rejected: components["schemas"]["RejectedEntryDto"][];
+            /**
+             * @description Numbers watched.
+             * @example 2
+             */
+            total: number;
+        };
+        WatchlistDeletedDto: {
+            /** @example 7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11 */
+            id: string;
+            /**
+             * @example deleted
+             * @enum {string}
+             */
+            status: "deleted";
+        };
+        WatchlistDto: {
+            /** @example https://example.com/hooks/watchlist */
+            callback_url: string | null;
+            /** @example 2026-11-23T05:00:00.000Z */
+            created_at: string;
+            /**
+             * @description The watched numbers, newest first, one page (limit, cursor).
+             * @example [
+             *       {
+             *         "checked_at": "2026-11-23T05:00:01.000Z",
+             *         "error": null,
+             *         "phone": "+447400120005",
+             *         "reference": "contact-2",
+             *         "result": {
+             *           "carrier": "Three",
+             *           "country": "GB",
+             *           "is_ported": false,
+             *           "line_type": "UNKNOWN",
+             *           "status": "ABSENT",
+             *           "valid": false
+             *         }
+             *       }
+             *     ]
+             */
+            entries: components["schemas"]["WatchlistEntryDto"][];
+            /** @example 7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11 */
+            id: string;
+            /**
+             * @example weekly
+             * @enum {string}
+             */
+            interval: "daily" | "weekly" | "monthly";
+            /**
+             * @description The last round started, or null.
+             * @example {
+             *       "changes": 2,
+             *       "checked": 2,
+             *       "completed_at": "2026-11-23T05:00:01.000Z",
+             *       "cost_per_number": 4,
+             *       "failed": 0,
+             *       "ledger_source": "watchlist-7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11-round-2",
+             *       "round": 2,
+             *       "started_at": "2026-11-23T05:00:00.000Z",
+             *       "status": "completed",
+             *       "trigger": "manual"
+             *     }
+             */
+            last_round: components["schemas"]["WatchlistRoundDto"] | null;
+            /** @example CRM contacts */
+            name: string | null;
+            /** @example 2026-11-30T05:00:00.000Z */
+            next_check_at: string;
+            /**
+             * @description cursor of the next page of entries; null on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "paused" | "paused_insufficient_credits";
+            /** @example 2 */
+            total: number;
+        };
+        WatchlistEntryDto: {
+            /** @example 2026-11-23T05:00:01.000Z */
+            checked_at: string | null;
+            /**
+             * @description PROVIDER_UNAVAILABLE when the last lookup failed (refunded; `result` is the one before).
+             * @example null
+             */
+            error: string | null;
+            /** @example +447400120005 */
+            phone: string;
+            /** @example contact-2 */
+            reference: string | null;
+            /** @description The last answer (null until the first round has checked it). */
+            result: components["schemas"]["FilterResultDto"] | null;
+        };
+        WatchlistPageDto: {
+            /**
+             * @description Pass as cursor for the next (older) page; null on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+            /**
+             * @example [
+             *       {
+             *         "callback_url": "https://example.com/hooks/watchlist",
+             *         "created_at": "2026-11-23T04:59:00.000Z",
+             *         "id": "7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11",
+             *         "interval": "weekly",
+             *         "last_round": {
+             *           "changes": 2,
+             *           "checked": 2,
+             *           "completed_at": "2026-11-23T05:00:01.000Z",
+             *           "cost_per_number": 4,
+             *           "failed": 0,
+             *           "ledger_source": "watchlist-7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11-round-2",
+             *           "round": 2,
+             *           "started_at": "2026-11-23T05:00:00.000Z",
+             *           "status": "completed",
+             *           "trigger": "manual"
+             *         },
+             *         "name": "CRM contacts",
+             *         "next_check_at": "2026-11-30T05:00:00.000Z",
+             *         "status": "active",
+             *         "total": 2
+             *       }
+             *     ]
+             */
+            watchlists: components["schemas"]["WatchlistSummaryDto"][];
+        };
+        WatchlistRoundDto: {
+            /** @example 1 */
+            changes: number;
+            /**
+             * @description Numbers answered so far.
+             * @example 2
+             */
+            checked: number;
+            /** @example 2026-11-23T05:00:01.000Z */
+            completed_at: string | null;
+            /**
+             * @description Credits each number costs in this round.
+             * @example 4
+             */
+            cost_per_number: number;
+            /**
+             * @description Lookups that failed (PROVIDER_UNAVAILABLE): refunded, the last answer kept.
+             * @example 0
+             */
+            failed: number;
+            /**
+             * @description The `source` of its ledger rows in /usage.
+             * @example watchlist-7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11-round-2
+             */
+            ledger_source: string;
+            /** @example 2 */
+            round: number;
+            /** @example 2026-11-23T05:00:00.000Z */
+            started_at: string;
+            /**
+             * @example completed
+             * @enum {string}
+             */
+            status: "running" | "completed";
+            /**
+             * @example manual
+             * @enum {string}
+             */
+            trigger: "schedule" | "manual";
+        };
+        WatchlistSummaryDto: {
+            /** @example https://example.com/hooks/watchlist */
+            callback_url: string | null;
+            /** @example 2026-11-23T05:00:00.000Z */
+            created_at: string;
+            /** @example 7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11 */
+            id: string;
+            /**
+             * @example weekly
+             * @enum {string}
+             */
+            interval: "daily" | "weekly" | "monthly";
+            /**
+             * @description The last round started, or null.
+             * @example {
+             *       "changes": 2,
+             *       "checked": 2,
+             *       "completed_at": "2026-11-23T05:00:01.000Z",
+             *       "cost_per_number": 4,
+             *       "failed": 0,
+             *       "ledger_source": "watchlist-7d1f0a52-3c0e-4a8e-9f3b-2b6f3f0c9a11-round-2",
+             *       "round": 2,
+             *       "started_at": "2026-11-23T05:00:00.000Z",
+             *       "status": "completed",
+             *       "trigger": "manual"
+             *     }
+             */
+            last_round: components["schemas"]["WatchlistRoundDto"] | null;
+            /** @example CRM contacts */
+            name: string | null;
+            /** @example 2026-11-30T05:00:00.000Z */
+            next_check_at: string;
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "paused" | "paused_insufficient_credits";
+            /** @example 2 */
+            total: number;
         };
         WebhookSecretRotationDto: {
             /**
@@ -2376,6 +2840,747 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistPageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key and body within 24 h get the first answer again, and create one watchlist. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWatchlistDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistCreatedDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **IDEMPOTENCY_CONFLICT**: the `Idempotency-Key` was used with another body, or its first call is still running. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **PAYLOAD_TOO_LARGE**: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistDeletedDto"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWatchlistDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistSummaryDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_changes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description Only changes detected at or after this time (ISO 8601). */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatchlistChangePageDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    WatchlistsController_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoundStartedDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

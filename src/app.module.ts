@@ -21,6 +21,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { SettingsModule } from './settings/settings.module';
+import { WatchlistsModule } from './watchlists/watchlists.module';
 
 @Module({})
 export class AppModule {
@@ -43,6 +44,7 @@ export class AppModule {
         SettingsModule,
         FilterModule,
         BulkModule,
+        WatchlistsModule,
         AdminModule,
         HealthModule,
         RateLimitModule,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { shutdownProblems, shutdownStepsRunning } from './common/shutdown-steps';
+import { shutdownStepsRunning } from './common/shutdown-steps';
 import { withTimeout } from './common/timeout';
 
 /** Of SHUTDOWN_TIMEOUT_MS, the part kept for closing workers, pools and the embedded database after the drain. */
@@ -59,10 +59,6 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
     } catch (error) {
       clean = false;
       logger.error(`Shutdown: the embedded PostgreSQL did not stop cleanly: ${(error as Error).message}`);
-    }
-    for (const problem of shutdownProblems()) {
-      clean = false;
-      logger.error(`Shutdown: ${problem}`);
     }
     logger.log(clean ? 'Stopped' : 'Stopped, with the problems above');
     plan.exit(clean ? 0 : 1);

@@ -362,9 +362,9 @@ describe('admin API /admin/v1', () => {
       expect(res.status).toBe(200);
       expect(res.body.plans).toEqual(
         expect.arrayContaining([
-          { name: 'free', limit: 5, window_seconds: 1 },
-          { name: 'standard', limit: 50, window_seconds: 1 },
-          { name: 'enterprise', limit: 1000, window_seconds: 1 },
+          { name: 'free', limit: 5, window_seconds: 1, max_watched_numbers: 10_000 },
+          { name: 'standard', limit: 50, window_seconds: 1, max_watched_numbers: 10_000 },
+          { name: 'enterprise', limit: 1000, window_seconds: 1, max_watched_numbers: 10_000 },
         ]),
       );
     });
@@ -377,9 +377,11 @@ describe('admin API /admin/v1', () => {
 
       const res = await request(t.http).put(`/admin/v1/plans/${plan}`).set(ADMIN).send({ limit: 30, window_seconds: 60 });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ name: plan, limit: 30, window_seconds: 60 });
+      expect(res.body).toEqual({ name: plan, limit: 30, window_seconds: 60, max_watched_numbers: 10_000 });
       expect((await keys.authenticate(account.auth.Authorization)).plan).toEqual({ name: plan, limit: 30, windowSeconds: 60 });
-      expect((await request(t.http).get('/admin/v1/plans').set(ADMIN)).body.plans).toContainEqual({ name: plan, limit: 30, window_seconds: 60 });
+      expect((await request(t.http).get('/admin/v1/plans').set(ADMIN)).body.plans).toContainEqual({ name: plan, limit: 30, window_seconds: 60, max_watched_numbers: 10_000 });
+      const watched = await request(t.http).put(`/admin/v1/plans/${plan}`).set(ADMIN).send({ limit: 30, window_seconds: 60, max_watched_numbers: 25_000 });
+      expect(watched.body).toEqual({ name: plan, limit: 30, window_seconds: 60, max_watched_numbers: 25_000 });
     });
 
     it.each([

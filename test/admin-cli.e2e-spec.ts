@@ -214,12 +214,14 @@ describe('admin CLI (npm run admin)', () => {
     await t.db.query(`INSERT INTO plans (name, "limit", window_seconds) VALUES ($1, 9, 1)`, [plan]);
     const updated = await cli('update-plan', plan, '--limit', '12', '--window', '3', '--json');
     expect(updated.code).toBe(0);
-    expect(JSON.parse(updated.stdout)).toEqual({ name: plan, limit: 12, window_seconds: 3 });
+    expect(JSON.parse(updated.stdout)).toEqual({ name: plan, limit: 12, window_seconds: 3, max_watched_numbers: 10_000 });
+    const watched = await cli('update-plan', plan, '--limit', '12', '--window', '3', '--max-watched', '500', '--json');
+    expect(JSON.parse(watched.stdout)).toEqual({ name: plan, limit: 12, window_seconds: 3, max_watched_numbers: 500 });
     const listed = await cli('list-plans');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toMatch(/^plan\s+limit\s+window_seconds$/m);
-    expect(listed.stdout).toMatch(/^free\s+5\s+1$/m);
-    expect(listed.stdout).toMatch(new RegExp(`^${plan}\\s+12\\s+3$`, 'm'));
+    expect(listed.stdout).toMatch(/^plan\s+limit\s+window_seconds\s+max_watched_numbers$/m);
+    expect(listed.stdout).toMatch(/^free\s+5\s+1\s+10000$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^${plan}\\s+12\\s+3\\s+500$`, 'm'));
     const missing = await cli('update-plan', 'platinum', '--limit', '1', '--window', '1');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('No plan named "platinum"');

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import * as addresses from '../src/bulk/callback-address';
-import { CallbackClient, CallbackFailedError } from '../src/bulk/callback.client';
+import * as addresses from '../src/webhooks/callback-address';
+import { CallbackClient, CallbackFailedError } from '../src/webhooks/callback.client';
 import { createAccount } from './factories/accounts';
 import { ledgerState } from './helpers/ledger';
 import { startTestApp, TestApp } from './helpers/test-app';
@@ -35,7 +35,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     // IPv6 spellings of internal IPv4 addresses (issue 12, row 7): the embedded IPv4 is what is judged.
     ['IPv4-compatible ::127.0.0.1', () => `http://[::127.0.0.1]:${port}/hook`, /not global unicast/],
     ['IPv4-translated ::ffff:0:127.0.0.1', () => `http://[::ffff:0:127.0.0.1]:${port}/hook`, /127\.0\.0\.1, loopback/],
-    ['NAT64 local-use 64:ff9b:1::7f00:1', () => `http://[64:ff9b:1::7f00:1]:${port}/hook`, /127\.0\.0\.1, loopback/],
+    ['NAT64 local-use 64:ff9b:1::7f00:1', () => `http://[64:ff9b:1::7f00:1]:${port}/hook`, /NAT64 local-use prefix/],
     ['NAT64 well-known 64:ff9b::a9fe:a9fe', () => 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data', /169\.254\.169\.254, linkLocal/],
     ['6to4 2002:7f00:1::', () => `http://[2002:7f00:1::]:${port}/hook`, /127\.0\.0\.1, loopback/],
     ['Teredo of 127.0.0.1', () => `http://[2001:0:4136:e378:8000:63bf:80ff:fffe]:${port}/hook`, /127\.0\.0\.1, loopback/],
@@ -47,6 +47,20 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({ code: 'INVALID_REQUEST', message: expect.stringMatching(message) });
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
+  });
+
+  it('applies the same rule to watchlist callbacks, on creation and on PATCH', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const refused = await request(t.http)
+      .post('/api/v1/watchlists')
+      .set(account.auth)
+      .send({ phones: ['+447400123456'], interval: 'daily', callback_url: `http://127.0.0.1:${port}/hook` });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toEqual({ code: 'INVALID_REQUEST', message: expect.stringMatching(/127\.0\.0\.1 is not a public address/) });
+    const created = await request(t.http).post('/api/v1/watchlists').set(account.auth).send({ phones: ['+447400123456'], interval: 'daily' }).expect(201);
+    const patched = await request(t.http).patch(`/api/v1/watchlists/${created.body.id}`).set(account.auth).send({ callback_url: 'http://169.254.169.254/x' });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.message).toMatch(/169\.254\.169\.254 is not a public address/);
   });
 
   it('never connects to a name that resolves to a private address, and says why', async () => {

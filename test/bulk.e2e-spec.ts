@@ -1,39 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { verifyCallback } from '../src/bulk/callback-signature';
+import { verifyCallback } from '../src/webhooks/callback-signature';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
 import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
+import { startReceiver } from './helpers/callback-receiver';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
 import { eventually } from './helpers/eventually';
-
-interface ReceivedCall {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** A callback receiver on a free local port that answers `statuses` in turn (then 200). */
-async function startReceiver(statuses: number[] = []): Promise<{ url: string; calls: ReceivedCall[]; close: () => Promise<void> }> {
-  const calls: ReceivedCall[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      calls.push({ headers: req.headers, body });
-      res.writeHead(statuses.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks/bulk`, calls, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
 
 describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', () => {
   let simulator: UpstreamSimulator;

@@ -66,8 +66,8 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
       secret: 's',
       timeoutMs: 2000,
       retries: 0,
-      breakerThreshold: 1000,
-      breakerHalfOpenMs: 1000,
+      breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 },
+      bulkConcurrency: 10,
     });
   });
   afterEach(() => adapter.onModuleDestroy());

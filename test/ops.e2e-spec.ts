@@ -106,25 +106,28 @@ describe('GET /metrics with the hlr-lookups provider', () => {
   let t: TestApp;
   beforeAll(async () => {
     sim = await startUpstreamSimulator();
-    t = await startTestApp(hlrLookupsEnv(sim.url, { PROVIDER_BREAKER_THRESHOLD: '2', PROVIDER_BREAKER_HALF_OPEN_MS: '60000', PROVIDER_RETRIES: '0' }));
+    t = await startTestApp(hlrLookupsEnv(sim.url, { PROVIDER_BREAKER_MIN_CALLS: '2', PROVIDER_BREAKER_HALF_OPEN_MS: '60000', PROVIDER_RETRIES: '0' }));
   });
   afterAll(async () => {
     await t.close();
     await sim.close();
   });
 
-  it('shows the circuit breaker state, closed then open after consecutive failures', async () => {
+  it('shows the circuit breaker state per lane, closed then open once the upstream fails', async () => {
     const account = await createAccount(t, { credits: 1000 });
     let text = await scrape(t);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { state: 'closed' })).toBe(1);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { state: 'open' })).toBe(0);
+    for (const lane of ['interactive', 'bulk']) {
+      expect(sample(text, 'phone_filter_upstream_circuit_state', { lane, state: 'closed' })).toBe(1);
+      expect(sample(text, 'phone_filter_upstream_circuit_state', { lane, state: 'open' })).toBe(0);
+    }
 
     for (let i = 0; i < 2; i++) {
       await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.failing }).expect(503);
     }
     text = await scrape(t);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { state: 'open' })).toBe(1);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { state: 'closed' })).toBe(0);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'interactive', state: 'open' })).toBe(1);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'interactive', state: 'closed' })).toBe(0);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'bulk', state: 'closed' })).toBe(1);
     expect(sample(text, 'phone_filter_credits_refunded_total')).toBe(8);
   });
 });

@@ -53,7 +53,7 @@ export function hlrLookupsEnv(url: string, extra: Record<string, string> = {}): 
     HLR_LOOKUPS_SECRET: 'sim-secret',
     PROVIDER_TIMEOUT_MS: '300',
     PROVIDER_RETRIES: '1',
-    PROVIDER_BREAKER_THRESHOLD: '50',
+    PROVIDER_BREAKER_MIN_CALLS: '1000',
     PROVIDER_BREAKER_HALF_OPEN_MS: '200',
     ...extra,
   };

@@ -22,6 +22,8 @@ const UK = {
   failing: '+447400120003',
   slow: '+447400120004',
   normal: '+447400123456',
+  flapping: '+447400130005',
+  switching: '+447400130006',
 };
 
 async function unavailableReason(work: Promise<unknown>): Promise<string> {
@@ -95,6 +97,23 @@ function describeTestNumberTable(name: string, setup: () => { provider: () => Lo
       await expect(provider().numberType('+4930123456')).resolves.toEqual({ lineType: 'FIXED_LINE' });
     });
 
+    it('alternates ...0005 between CONNECTED and ABSENT at each live lookup, never from the cache', async () => {
+      const statuses: string[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await module().lookups.check(UK.flapping, ALL, { maxAgeSeconds: 0 })).status);
+      expect(statuses).toEqual(['CONNECTED', 'ABSENT', 'CONNECTED']);
+      // A cached read answers the last live answer, which the live lookups kept refreshing.
+      await expect(module().lookups.check(UK.flapping, ALL)).resolves.toMatchObject({ status: 'CONNECTED' });
+    });
+
+    it('alternates the operator of ...0006 at each live lookup, all checks of one answer agreeing', async () => {
+      const first = await module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 });
+      const second = await module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 });
+      expect(first).toMatchObject({ status: 'CONNECTED', carrier: 'Three', is_ported: false });
+      expect(second).toMatchObject({ status: 'CONNECTED', is_ported: true });
+      expect(second.carrier).not.toBe('Three');
+      await expect(module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 })).resolves.toEqual(first);
+    });
+
     it('answers all enabled checks together through LookupService', async () => {
       await expect(module().lookups.lookup(UK.ported, ALL)).resolves.toEqual({
         networkStatus: { status: 'CONNECTED', carrier: expect.any(String) },
@@ -139,13 +158,13 @@ describe('LookupService with the Redis cache store', () => {
       sim.resetStats();
       const answer = await first.lookups.lookup(UK.ported, ALL);
 
-      const key = `${prefix}v1:network_status:${UK.ported}`;
-      expect(JSON.parse((await redis.get(key))!)).toEqual(answer.networkStatus);
+      const key = `${prefix}v2:network_status:${UK.ported}`;
+      expect(JSON.parse((await redis.get(key))!)).toEqual({ answer: answer.networkStatus, storedAt: expect.any(Number) });
       const ttl = await redis.ttl(key);
       expect(ttl).toBeGreaterThan(3500);
       expect(ttl).toBeLessThanOrEqual(3600);
-      expect(await redis.ttl(`${prefix}v1:portability:${UK.ported}`)).toBeGreaterThan(86_000);
-      expect(await redis.ttl(`${prefix}v1:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
+      expect(await redis.ttl(`${prefix}v2:portability:${UK.ported}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}v2:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
 
       await expect(second.lookups.lookup(UK.ported, ALL)).resolves.toEqual(answer);
       expect(sim.stats().requests).toBe(3);
@@ -304,14 +323,19 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     }
   });
 
-  it('opens the circuit after N consecutive failures, stops calling the upstream, and recovers after the half-open delay', async () => {
+  it('opens the circuit once the failure rate passes the threshold with the minimum calls, stops calling the upstream, and recovers after the half-open delay', async () => {
     const own = await startUpstreamSimulator();
-    const m2 = await startProviderModule(hlrLookupsEnv(own.url, { PROVIDER_BREAKER_THRESHOLD: '3', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }));
+    const m2 = await startProviderModule(
+      hlrLookupsEnv(own.url, { PROVIDER_BREAKER_FAILURE_RATE: '0.5', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }),
+    );
     try {
       const adapter = m2.provider as HlrLookupsAdapter;
       own.setOptions({ outage: true });
       for (let i = 0; i < 3; i += 1) expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
-      expect(adapter.circuitState).toBe('open');
+      expect(adapter.circuitState()).toBe('closed'); // fewer calls than the minimum: no verdict yet
+      expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
+      expect(adapter.circuitState()).toBe('open');
+      expect(adapter.circuitState('bulk')).toBe('closed'); // the other lane has its own breaker
 
       own.resetStats();
       expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('circuit_open');
@@ -321,7 +345,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
       own.setOptions({ outage: false });
       await new Promise((resolve) => setTimeout(resolve, 350));
       await expect(adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
-      expect(adapter.circuitState).toBe('closed');
+      expect(adapter.circuitState()).toBe('closed');
       expect(own.stats().requests).toBe(1);
     } finally {
       await m2.close();
@@ -374,6 +398,23 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
       });
       expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
       expect(m.lookups.counters.singleFlightShared).toBe(19 * 3);
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('looks a cached number up again when the caller asks for a fresher answer, and refreshes the cache', async () => {
+    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    try {
+      sim.resetStats();
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 3600 }); // young enough: the cache
+      expect(upstreamCalls().hlr).toBe(1);
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 }); // live
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 });
+      expect(upstreamCalls().hlr).toBe(3);
+      await m.lookups.lookup(UK.normal, NETWORK_ONLY); // the refreshed entry
+      expect(upstreamCalls().hlr).toBe(3);
     } finally {
       await m.close();
     }

@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
+import { SettingsService } from '../src/settings/settings.service';
 import { createAccount } from './factories/accounts';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
@@ -58,15 +59,46 @@ describe('security review', () => {
       }
     });
 
-    it('shares one count with wrong API keys: the credential does not matter, the address does', async () => {
+    it('counts each kind of credential apart: wrong API keys cannot lock the admin out, nor wrong admin tokens the customers', async () => {
+      // The contract limits requests without a valid key; customer-key failures and admin-token failures are separate counts.
       const from = '203.0.113.12';
-      for (let i = 0; i < IP_LIMIT - 1; i++) {
-        const res = await request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from);
-        expect(res.status).toBe(401);
+      const account = await createAccount(t, { plan: 'enterprise', credits: 0 });
+      const wrongKey = () => request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from);
+      const wrongToken = () => request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from);
+      for (let i = 0; i < IP_LIMIT; i++) expect((await wrongKey()).status).toBe(401);
+      expect((await wrongKey()).status).toBe(429);
+
+      expect((await request(t.http).get('/admin/v1/plans').set(admin).set('X-Forwarded-For', from)).status).toBe(200);
+      for (let i = 0; i < IP_LIMIT; i++) expect((await wrongToken()).status).toBe(401);
+      expect((await wrongToken()).status).toBe(429);
+
+      // A valid API key from the same address is verified and served: it is not a request without a valid key.
+      expect((await request(t.http).get('/api/v1/balance').set(account.auth).set('X-Forwarded-For', from)).status).toBe(200);
+    });
+
+    it('holds under concurrency: a burst of wrong admin tokens gets at most the limit verified, and the right token late in it is refused', async () => {
+      const shared = { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379', RATE_LIMIT_REDIS_PREFIX: `pf:test:${randomBytes(6).toString('hex')}:rl:` };
+      for (const env of [{ REDIS_URL: undefined }, shared]) {
+        const instance = await startBehindProxy(env);
+        try {
+          // Listening like a deployed instance, so the burst arrives on concurrent connections.
+          await instance.app.listen(0, '127.0.0.1');
+          const url = `http://127.0.0.1:${(instance.http.address() as { port: number }).port}`;
+          const from = '203.0.113.14';
+          const send = (i: number) =>
+            request(url)
+              .get('/admin/v1/plans')
+              .set('Authorization', i === 300 ? `Bearer ${ADMIN_TOKEN}` : `Bearer wrong-admin-token-${i}`)
+              .set('X-Forwarded-For', from);
+          const responses = await Promise.all(Array.from({ length: 400 }, (_, i) => send(i)));
+          const verifiedWrong = responses.filter((res) => res.status === 401).length;
+          expect(verifiedWrong).toBeLessThanOrEqual(IP_LIMIT);
+          expect(responses.filter((res) => res.status === 429)).toHaveLength(400 - verifiedWrong);
+          expectError(responses[300], 429, 'RATE_LIMITED');
+        } finally {
+          await instance.close();
+        }
       }
-      expect((await request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from)).status).toBe(401);
-      expect((await request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token-at-all').set('X-Forwarded-For', from)).status).toBe(429);
-      expect((await request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_guessguessguessguessguessguess56').set('X-Forwarded-For', from)).status).toBe(429);
     });
 
     it('is one count for every instance sharing a Redis', async () => {
@@ -165,6 +197,23 @@ describe('security review', () => {
     });
   });
 
+  describe('follow-up: a lone surrogate is a 400 naming the field, so no admin action goes unaudited', () => {
+    it.each([
+      ['an admin name', () => request(t.http).post('/admin/v1/accounts').set(admin).send({ name: 'evil\ud800' }), /name/],
+      ['an admin reason', (id: string) => request(t.http).post(`/admin/v1/accounts/${id}/credits`).set(admin).send({ amount: 1, reason: '\udc00x' }), /reason/],
+    ])('in %s', async (_name, send, field) => {
+      const account = await createAccount(t, { credits: 100 });
+      const auditRows = async () => Number((await t.db.query('SELECT count(*) AS n FROM admin_audit')) [0].n);
+      const before = await auditRows();
+      const res = await send(account.id);
+      expectError(res, 400, 'INVALID_REQUEST');
+      expect(res.body.error.message).toMatch(field);
+      expect(res.body.error.message).toMatch(/well-formed/);
+      expect(await auditRows()).toBe(before);
+      expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100 });
+    });
+  });
+
   describe('row 6: prototype keys are unknown fields', () => {
     it.each([
       ['constructor', '{"phone":"+447400123456","constructor":{"x":1}}', /constructor/],
@@ -212,6 +261,27 @@ describe('security review', () => {
       expect(graceEnds).toBeGreaterThan(23.9 * 3600_000);
       expect(graceEnds).toBeLessThanOrEqual(24 * 3600_000);
       expect((await request(t.http).get('/api/v1/settings').set(account.auth).expect(200)).body.webhook_secret).toBe(rotated.body.webhook_secret);
+    });
+
+    it('audits a rotation through the customer API (the key, never a secret), and erases a previous secret once its grace has passed', async () => {
+      const account = await createAccount(t, { credits: 0 });
+      const rotated = await request(t.http).post('/api/v1/settings/webhook-secret').set(account.auth).set('X-Request-Id', 'rotate-req-1').expect(200);
+      const rows: Array<{ actor: string; before: unknown; after: unknown; request_id: string }> = await t.db.query(
+        `SELECT actor, before, after, request_id FROM admin_audit WHERE action = 'account.webhook_secret.rotate' AND target_id = $1`,
+        [account.id],
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0].actor).toMatch(/^api-key:[0-9a-f-]{36}$/);
+      expect(rows[0].request_id).toBe('rotate-req-1');
+      expect(rows[0].after).toEqual({ previous_secret_valid_until: rotated.body.previous_secret_valid_until });
+      expect(JSON.stringify(rows)).not.toMatch(/whsec_/);
+
+      const settings = t.app.get(SettingsService);
+      expect(await settings.webhookSecrets(account.id)).toHaveLength(2);
+      await t.db.query(`UPDATE account_settings SET previous_webhook_secret_expires_at = now() - interval '1 second' WHERE account_id = $1`, [account.id]);
+      expect(await settings.webhookSecrets(account.id)).toEqual([rotated.body.webhook_secret]);
+      const [stored] = await t.db.query('SELECT previous_webhook_secret, previous_webhook_secret_expires_at FROM account_settings WHERE account_id = $1', [account.id]);
+      expect(stored).toEqual({ previous_webhook_secret: null, previous_webhook_secret_expires_at: null });
     });
   });
 });

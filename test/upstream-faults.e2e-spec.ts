@@ -17,7 +17,7 @@ import { hlrLookupsEnv } from './provider-helpers';
 const NUMBER = '+447400123456';
 
 function adapterFor(sim: UpstreamSimulator, timeoutMs = 1000): HlrLookupsAdapter {
-  return new HlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs, retries: 0, breakerThreshold: 1000, breakerHalfOpenMs: 1000 });
+  return new HlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs, retries: 0, breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 }, bulkConcurrency: 10 });
 }
 
 async function outcome(work: Promise<unknown>): Promise<unknown> {

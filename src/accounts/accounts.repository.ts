@@ -41,8 +41,8 @@ export class AccountsRepository {
     return this.db.getRepository(Plan).find({ order: { limit: 'ASC' } });
   }
 
-  async updatePlan(name: string, limit: number, windowSeconds: number): Promise<Plan | null> {
-    await this.db.getRepository(Plan).update({ name }, { limit, windowSeconds });
+  async updatePlan(name: string, limit: number, windowSeconds: number, maxWatchedNumbers?: number): Promise<Plan | null> {
+    await this.db.getRepository(Plan).update({ name }, { limit, windowSeconds, ...(maxWatchedNumbers === undefined ? {} : { maxWatchedNumbers }) });
     return this.findPlan(name);
   }
 }

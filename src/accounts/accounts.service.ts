@@ -44,12 +44,18 @@ export class AccountsService {
     return plan;
   }
 
+  /** How many numbers the account's plan lets it watch (watchlists). */
+  async maxWatchedNumbers(accountId: string): Promise<number> {
+    const account = await this.get(accountId);
+    return (await this.getPlan(account.plan)).maxWatchedNumbers;
+  }
+
   listPlans(): Promise<Plan[]> {
     return this.accounts.listPlans();
   }
 
-  async updatePlan(name: string, limit: number, windowSeconds: number): Promise<Plan> {
+  async updatePlan(name: string, limit: number, windowSeconds: number, maxWatchedNumbers?: number): Promise<Plan> {
     await this.getPlan(name);
-    return (await this.accounts.updatePlan(name, limit, windowSeconds))!;
+    return (await this.accounts.updatePlan(name, limit, windowSeconds, maxWatchedNumbers))!;
   }
 }

@@ -11,6 +11,10 @@ export class Plan {
   @Column({ name: 'window_seconds', type: 'integer' })
   windowSeconds: number;
 
+  /** Numbers an account of this plan may watch, across all its watchlists. */
+  @Column({ name: 'max_watched_numbers', type: 'integer', default: 10_000 })
+  maxWatchedNumbers: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

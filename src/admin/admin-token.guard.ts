@@ -10,8 +10,8 @@ import { AdminActor } from './admin.service';
 
 /**
  * Guards /admin/v1: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time over SHA-256
- * digests (equal lengths, so neither the token nor its length leaks), under the same
- * failed-authentication limit per address as customer keys (one count for both). Without ADMIN_TOKEN
+ * digests (equal lengths, so neither the token nor its length leaks), under the
+ * failed-authentication limit per address (its own count, reserved before verifying: see limitedAttempt). Without ADMIN_TOKEN
  * the admin API does not exist: every route answers 404 like an unknown one.
  */
 @Injectable()

@@ -26,6 +26,7 @@ export const ADMIN_LIMITS = {
   credits: 1_000_000_000_000,
   planLimit: 1_000_000,
   planWindowSeconds: 86_400,
+  planMaxWatchedNumbers: 10_000_000,
   auditPageDefault: 50,
   auditPageMax: 200,
 } as const;
@@ -174,10 +175,8 @@ export class AdminService {
   /** A new webhook secret; the old one keeps signing callbacks for 24 h. Audited without either secret. */
   async rotateWebhookSecret(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<WebhookSecretRotationDto> {
     await this.requireAccount(accountId);
-    const rotated = await this.settings.rotateWebhookSecret(accountId);
-    const after = { previous_secret_valid_until: rotated.previous_secret_valid_until };
-    await this.record(toActor(by), 'account.webhook_secret.rotate', 'account', accountId, null, after);
-    return rotated;
+    // The settings module writes the audit row in the rotation's own statement (the customer API rotates too).
+    return this.settings.rotateWebhookSecret(accountId, toActor(by));
   }
 
   async listPlans(): Promise<PlanDto[]> {
@@ -185,11 +184,12 @@ export class AdminService {
   }
 
   /** New limit and window; this instance applies them at once, the others within a second. */
-  async updatePlan(name: string, input: { limit: number; window_seconds: number }, by: ActorRef): Promise<PlanDto> {
+  async updatePlan(name: string, input: { limit: number; window_seconds: number; max_watched_numbers?: number }, by: ActorRef): Promise<PlanDto> {
     requireInteger(input.limit, 'limit', 1, ADMIN_LIMITS.planLimit);
     requireInteger(input.window_seconds, 'window_seconds', 1, ADMIN_LIMITS.planWindowSeconds);
+    if (input.max_watched_numbers !== undefined) requireInteger(input.max_watched_numbers, 'max_watched_numbers', 0, ADMIN_LIMITS.planMaxWatchedNumbers);
     const before = toPlanDto(await this.accounts.getPlan(name));
-    const after = toPlanDto(await this.accounts.updatePlan(name, input.limit, input.window_seconds));
+    const after = toPlanDto(await this.accounts.updatePlan(name, input.limit, input.window_seconds, input.max_watched_numbers));
     this.keys.forgetPlan(name);
     await this.record(toActor(by), 'plan.update', 'plan', name, before, after);
     return after;
@@ -257,6 +257,6 @@ function requireInteger(value: unknown, field: string, min: number, max: number)
 }
 
 function toPlanDto(plan: Plan): PlanDto {
-  return { name: plan.name, limit: plan.limit, window_seconds: plan.windowSeconds };
+  return { name: plan.name, limit: plan.limit, window_seconds: plan.windowSeconds, max_watched_numbers: plan.maxWatchedNumbers };
 }
 

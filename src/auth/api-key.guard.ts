@@ -9,21 +9,27 @@ import { CUSTOMER_API } from './customer-api.decorator';
 export type Credential = 'api_key' | 'admin_token';
 
 /**
- * A limit on authentication attempts, so no credential (customer key or admin token) can be guessed at
- * speed. Declared here, provided by the rate-limit module (auth stays a leaf); without a provider,
- * attempts are not limited.
+ * A limit on failed authentication attempts, per client address and kind of credential, so no
+ * credential can be guessed at speed. Declared here, provided by the rate-limit module (auth stays a
+ * leaf); without a provider, attempts are not limited.
  */
 export abstract class AuthenticationAttempts {
-  /** Throws 429 RATE_LIMITED, before the credential is even looked at, when this caller may not try now. */
-  abstract beforeAttempt(request: Request, credential: Credential): Promise<void>;
-  /** Counts a failed attempt; throws 429 RATE_LIMITED instead of the 401 when it goes over the limit. */
-  abstract afterFailure(request: Request, credential: Credential): Promise<void>;
+  /** Counts one attempt, atomically; throws 429 RATE_LIMITED when it goes over the limit. */
+  abstract count(request: Request, credential: Credential): Promise<void>;
+  /** Returns an attempt counted in advance that turned out to be allowed. */
+  abstract giveBack(request: Request, credential: Credential): Promise<void>;
 }
 
 /**
  * Runs `verify` (which throws a 401 AppError for a wrong credential) under the failed-authentication
- * limit: refused before verifying while the address is limited, counted when it fails. Every guard
- * that checks a secret goes through here, so none can be guessed at speed.
+ * limit. Every guard that checks a secret goes through here, so none can be guessed at speed.
+ * - admin_token: a short, human-chosen secret. The attempt is counted BEFORE verifying (one atomic
+ *   increment), so however many arrive at once, at most the limit are verified per window; once the
+ *   limit is reached even the right token waits (it cannot be told from a guess without verifying
+ *   it). A verified token gives its count back, so an administrator's own calls never use the limit.
+ * - api_key: 190 random bits, not guessable whatever the rate. It is always verified and only a
+ *   failure is counted (429 instead of 401 past the limit): a valid key is never refused here, as the
+ *   contract limits only "requests without a valid key".
  */
 export async function limitedAttempt<T>(
   attempts: AuthenticationAttempts | undefined,
@@ -31,13 +37,19 @@ export async function limitedAttempt<T>(
   credential: Credential,
   verify: () => T | Promise<T>,
 ): Promise<T> {
-  await attempts?.beforeAttempt(request, credential);
+  const inAdvance = credential === 'admin_token';
+  if (inAdvance) await attempts?.count(request, credential);
+  let result: T;
   try {
-    return await verify();
+    result = await verify();
   } catch (error) {
-    if (error instanceof AppError && error.status === 401) await attempts?.afterFailure(request, credential);
+    const failed = error instanceof AppError && error.status === 401;
+    if (failed && !inAdvance) await attempts?.count(request, credential);
+    if (!failed && inAdvance) await attempts?.giveBack(request, credential);
     throw error;
   }
+  if (inAdvance) await attempts?.giveBack(request, credential);
+  return result;
 }
 
 /** Global guard: every route marked @CustomerApi() needs `Authorization: Bearer <API_KEY>`. */
@@ -53,20 +65,7 @@ export class ApiKeyGuard implements CanActivate {
     const isCustomerApi = this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()]);
     if (!isCustomerApi) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    const authorization = request.header('authorization');
-    const known = this.attempts && this.keys.knownAccount(authorization);
-    if (known) {
-      // An active key this instance verified within the last second: taking it costs no query and tells
-      // the caller nothing yet, so the address's check runs alongside the plan count (one round trip to
-      // Redis instead of two). PlanRateLimitGuard awaits it before its own verdict: a limited address is
-      // refused with the same 429, whatever key it sends. Any other key waits for the check, as before.
-      request.account = known;
-      request.pendingAttemptCheck = this.attempts!.beforeAttempt(request, 'api_key');
-      // Awaited by PlanRateLimitGuard; this only keeps a refusal from being reported as unhandled meanwhile.
-      request.pendingAttemptCheck.catch(() => undefined);
-      return true;
-    }
-    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(authorization));
+    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(request.header('authorization')));
     return true;
   }
 }

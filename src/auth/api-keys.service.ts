@@ -43,22 +43,6 @@ export class ApiKeysService {
       if (!owner) throw new AppError('INVALID_API_KEY', 'Unknown API key.');
       this.owners.set(keyHash, owner);
     }
-    return this.accept(owner);
-  }
-
-  /**
-   * The account of an active key this instance looked up within OWNER_CACHE_TTL_MS, without a query;
-   * undefined for anything else (unknown here, revoked, disabled, malformed), which `authenticate` decides.
-   */
-  knownAccount(authorization: string | undefined): AuthenticatedAccount | undefined {
-    const key = bearerToken(authorization);
-    if (!key || !looksLikeApiKey(key)) return undefined;
-    const owner = this.owners.get(hashApiKey(key));
-    if (!owner || owner.keyStatus !== 'active' || owner.accountDisabled) return undefined;
-    return this.accept(owner);
-  }
-
-  private accept(owner: KeyOwner): AuthenticatedAccount {
     if (owner.keyStatus !== 'active') throw new AppError('REVOKED_API_KEY', 'This API key has been revoked.');
     if (owner.accountDisabled) throw new AppError('REVOKED_API_KEY', 'The account of this API key is disabled.');
     this.recordUse(owner.keyId);

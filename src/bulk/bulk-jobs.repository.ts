@@ -162,14 +162,15 @@ export class BulkJobsRepository {
 
   /**
    * Writes a batch of answers in one statement, each to every still-pending entry with that number,
-   * and advances `processed` by the entries actually written. An entry already answered (by a
+   * and advances `processed` by the entries actually written. json, not jsonb, all the way: an
+   * answer is kept as serialized, its keys in the order /filter sends them. An entry already answered (by a
    * worker that ran the same chunk before a crash) is left as it is and not counted again.
    */
   async recordAnswers(jobId: string, answers: PhoneAnswer[]): Promise<number> {
     if (answers.length === 0) return 0;
     const rows: Array<{ written: string }> = await this.db.query(
       `WITH answer AS (
-         SELECT * FROM jsonb_to_recordset($2::jsonb) AS a(phone text, result jsonb, error_code text, error_message text)),
+         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, error_code text, error_message text)),
        written AS (
          UPDATE bulk_entries e
             SET result = answer.result, error_code = answer.error_code, error_message = answer.error_message, done_at = now()

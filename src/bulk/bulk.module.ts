@@ -2,19 +2,19 @@ import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module';
 import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
 import { BulkMetrics } from './bulk-metrics';
 import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
 import { BulkProcessor } from './bulk.processor';
 import { BulkService } from './bulk.service';
-import { CallbackClient } from './callback.client';
 import { ChunkLeases } from './chunk-leases';
 import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, ProviderModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule],
   controllers: [BulkController],
-  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, CallbackClient, BulkMetrics],
+  providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
 })
 export class BulkModule {}

@@ -8,8 +8,8 @@ import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
-import { CallbackClient } from './callback.client';
-import { ConcurrencyLimit } from './concurrency-limit';
+import { CallbackClient } from '../webhooks/callback.client';
+import { ConcurrencyLimit } from '../common/concurrency-limit';
 
 export const ENTRY_LOOKUP_FAILED =
   'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';
@@ -118,7 +118,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   private async answer(phone: string, checks: EnabledChecks): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks) };
+      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk' }) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { SettingsService } from '../settings/settings.service';
 import { BulkJob, BulkJobsRepository } from './bulk-jobs.repository';
-import { refusedCallbackUrl } from './callback-address';
+import { refusedCallbackUrl } from '../webhooks/callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkRequestDto } from './dto/bulk.dto';

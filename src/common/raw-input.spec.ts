@@ -35,6 +35,19 @@ describe('refuseUnsafeInput: the one rule for raw client input', () => {
     expect(problem(value)).toMatch(message);
   });
 
+  it.each([
+    [{ name: 'evil\ud800' }, /^name is not well-formed Unicode/],
+    [{ reason: '\udc00tail' }, /^reason is not well-formed Unicode/],
+    [{ phones: ['+1', 'x\udbff'] }, /^phones\[1\] is not well-formed Unicode/],
+    [{ ['key\ud800']: 1 }, /^the name of field "key.*" is not well-formed Unicode/],
+  ])('refuses a lone surrogate in %j, naming the field', (value, message) => {
+    expect(problem(value)).toMatch(message);
+  });
+
+  it('lets a surrogate pair (an emoji) through', () => {
+    expect(problem({ name: 'call \ud83d\udcde' })).toBeUndefined();
+  });
+
   it('names a path or query parameter by its name', () => {
     expect(problem('\u0000', 'name')).toMatch(/^name contains a control character \(U\+0000\)/);
     expect(problem({ target_id: '\u0000' })).toMatch(/^target_id contains/);

@@ -14,7 +14,7 @@ const CONTROL_CHARACTER = /[\u0000-\u001f]/;
 /**
  * The one rule for every string a client sends (body, query, path), checked on the raw input before
  * any transformation, validation or database call: throws 400 INVALID_REQUEST naming the field when
- * a string holds a control character or a key is a prototype key. `root` names the value itself
+ * a string holds a control character or a lone surrogate, or a key is a prototype key. `root` names the value itself
  * (a path parameter's name), or is empty for an object whose keys are the fields (a body, a query).
  * Iterative: bodies are at most 32 levels deep, but a walk must not trust that.
  */
@@ -23,8 +23,7 @@ export function refuseUnsafeInput(value: unknown, root = ''): void {
   while (stack.length > 0) {
     const [node, path] = stack.pop()!;
     if (typeof node === 'string') {
-      const found = CONTROL_CHARACTER.exec(node);
-      if (found) throw controlCharacter(path || 'the value', found[0]);
+      refuseUnsafeString(node, path || 'the value');
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
@@ -32,10 +31,21 @@ export function refuseUnsafeInput(value: unknown, root = ''): void {
     for (const key of Object.keys(node)) {
       const field = isArray ? `${path}[${key}]` : path ? `${path}.${key}` : key;
       if (!isArray && PROTOTYPE_KEYS.has(key)) throw new AppError('INVALID_REQUEST', `unknown field "${field}".`);
-      const found = CONTROL_CHARACTER.exec(key);
-      if (found) throw controlCharacter(`the name of field "${field}"`, found[0]);
+      refuseUnsafeString(key, `the name of field "${field}"`);
       stack.push([(node as Record<string, unknown>)[key], field]);
     }
+  }
+}
+
+/**
+ * A control character, or a lone UTF-16 surrogate (`"\ud800"` in JSON): not a character at all, so
+ * PostgreSQL's jsonb refuses it (the audit row of an admin action would fail) and no text means it.
+ */
+function refuseUnsafeString(text: string, field: string): void {
+  const found = CONTROL_CHARACTER.exec(text);
+  if (found) throw controlCharacter(field, found[0]);
+  if (!text.isWellFormed()) {
+    throw new AppError('INVALID_REQUEST', `${field} is not well-formed Unicode (a lone surrogate); send UTF-8 text.`);
   }
 }
 

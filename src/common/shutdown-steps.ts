@@ -1,7 +1,6 @@
 /**
  * What the service is busy closing right now, so that a shutdown that runs out of time can say what
- * it gave up on (a database, Redis or queue that no longer answers), and what hooks gave up on
- * themselves. Hooks wrap their closing work.
+ * it gave up on (a database, Redis or queue that no longer answers). Hooks wrap their closing work.
  */
 const running = new Set<string>();
 
@@ -16,15 +15,4 @@ export async function shutdownStep<T>(name: string, work: () => Promise<T>): Pro
 
 export function shutdownStepsRunning(): string[] {
   return [...running];
-}
-
-const problems: string[] = [];
-
-/** Something a closing hook had to give up on (logged, and the exit code is 1). */
-export function reportShutdownProblem(problem: string): void {
-  problems.push(problem);
-}
-
-export function shutdownProblems(): string[] {
-  return [...problems];
 }

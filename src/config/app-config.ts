@@ -2,6 +2,18 @@ import type { CheckName, CheckPrices } from '../checks/checks';
 import { ConfigurationError, EnvironmentVariables } from './environment';
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
+/**
+ * The circuit breaker in front of the upstream: it opens when more than `failureRate` of the calls of
+ * the last `windowMs` failed for the upstream's health (transport errors, timeouts, 5xx), once the
+ * window holds at least `minCalls` calls; after `halfOpenMs` one trial call may close it again.
+ */
+export interface BreakerOptions {
+  failureRate: number;
+  windowMs: number;
+  minCalls: number;
+  halfOpenMs: number;
+}
+
 /** The typed, validated configuration every other part of the service receives (never process.env). */
 export class AppConfig {
   readonly environment: EnvironmentVariables['NODE_ENV'];
@@ -15,8 +27,7 @@ export class AppConfig {
     hlrLookups: { baseUrl: string; key: string; secret: string };
     timeoutMs: number;
     retries: number;
-    breakerThreshold: number;
-    breakerHalfOpenMs: number;
+    breaker: BreakerOptions;
   };
   readonly prices: CheckPrices;
   readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
@@ -39,6 +50,14 @@ export class AppConfig {
     queueSchema: string;
     webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
+  readonly watchlists: {
+    concurrency: number;
+    chunkSize: number;
+    pollIntervalMs: number;
+    leaseSeconds: number;
+    scheduleGroup: string;
+    worker: boolean;
+  };
 
   constructor(env: EnvironmentVariables, databaseUrl: string) {
     this.environment = env.NODE_ENV;
@@ -56,8 +75,12 @@ export class AppConfig {
       },
       timeoutMs: env.PROVIDER_TIMEOUT_MS,
       retries: env.PROVIDER_RETRIES,
-      breakerThreshold: env.PROVIDER_BREAKER_THRESHOLD,
-      breakerHalfOpenMs: env.PROVIDER_BREAKER_HALF_OPEN_MS,
+      breaker: {
+        failureRate: env.PROVIDER_BREAKER_FAILURE_RATE,
+        windowMs: env.PROVIDER_BREAKER_WINDOW_MS,
+        minCalls: env.PROVIDER_BREAKER_MIN_CALLS,
+        halfOpenMs: env.PROVIDER_BREAKER_HALF_OPEN_MS,
+      },
     };
     this.prices = {
       network_status: env.PRICE_NETWORK_STATUS,
@@ -99,6 +122,14 @@ export class AppConfig {
         retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
         allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
       },
+    };
+    this.watchlists = {
+      concurrency: env.WATCHLIST_CONCURRENCY,
+      chunkSize: env.WATCHLIST_CHUNK_SIZE,
+      pollIntervalMs: env.WATCHLIST_POLL_INTERVAL_MS,
+      leaseSeconds: env.WATCHLIST_LEASE_SECONDS,
+      scheduleGroup: env.WATCHLIST_SCHEDULE_GROUP,
+      worker: env.WATCHLIST_WORKER === 'true',
     };
     // The sweep must never take a call that is still running for an abandoned one (it would refund a
     // call that then answers, and free its Idempotency-Key for a second charge).

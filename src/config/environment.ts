@@ -72,8 +72,14 @@ export class EnvironmentVariables {
   @IsInt() @Min(0) @Max(5)
   PROVIDER_RETRIES: number = 1;
 
-  @IsInt() @Min(1) @Max(1000)
-  PROVIDER_BREAKER_THRESHOLD: number = 5;
+  @IsNumber() @Min(0.01) @Max(0.99)
+  PROVIDER_BREAKER_FAILURE_RATE: number = 0.5;
+
+  @IsInt() @Min(1000) @Max(600000)
+  PROVIDER_BREAKER_WINDOW_MS: number = 10000;
+
+  @IsInt() @Min(1) @Max(100000)
+  PROVIDER_BREAKER_MIN_CALLS: number = 20;
 
   @IsInt() @Min(100) @Max(600000)
   PROVIDER_BREAKER_HALF_OPEN_MS: number = 10000;
@@ -179,6 +185,33 @@ export class EnvironmentVariables {
    */
   @IsIn(['true', 'false'], { message: 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' | 'false' = 'false';
+
+  /** Lookups in flight at once on this instance for watchlist rounds. */
+  @IsInt() @Min(1) @Max(1000)
+  WATCHLIST_CONCURRENCY: number = 50;
+
+  /** Entries of a round charged and checked together: what a crash may leave to resume, at most. */
+  @IsInt() @Min(1) @Max(10_000)
+  WATCHLIST_CHUNK_SIZE: number = 500;
+
+  /** How often an instance looks for due rounds and callbacks. */
+  @IsInt() @Min(50) @Max(60_000)
+  WATCHLIST_POLL_INTERVAL_MS: number = 1000;
+
+  /** A round whose instance stopped renewing its lease this long is resumed by another. */
+  @IsInt() @Min(2) @Max(3600)
+  WATCHLIST_LEASE_SECONDS: number = 30;
+
+  /**
+   * Instances work the watchlists of their group (a watchlist joins the group of the instance that
+   * created it). One group per deployment; tests use their own to run side by side.
+   */
+  @Matches(/^[A-Za-z0-9_.-]{1,50}$/, { message: 'WATCHLIST_SCHEDULE_GROUP must be 1 to 50 letters, digits, _ . or -' })
+  WATCHLIST_SCHEDULE_GROUP: string = 'default';
+
+  /** false: this instance serves the watchlist routes but runs no rounds and sends no callbacks. */
+  @IsIn(['true', 'false'], { message: 'WATCHLIST_WORKER must be true or false' })
+  WATCHLIST_WORKER: 'true' | 'false' = 'true';
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';

@@ -1,23 +1,29 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
 import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
 
 /** Most calls one statement carries. */
 const MAX_BATCH = 250;
+/** How often, 1 s apart, the give-back of a charge that landed late is tried while the database is away. */
+const GIVE_BACK_ATTEMPTS = 120;
 
 /**
  * A charge statement that has not answered by then (a connection gone silent, the row locked
  * elsewhere) fails its calls with 503 SERVICE_UNAVAILABLE, and the account's next calls get a
- * statement of their own instead of queueing behind it. Should it commit after all, its charges
- * stay unsettled and the sweep refunds them.
+ * statement of their own instead of queueing behind it. Should it commit after all, its charges are
+ * given back: those written settled (answers known before charging) by the batcher once the
+ * statement lands, the others by the sweep.
  */
 export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
+
+/** A charge written, refused for the balance (`undefined`), or not made because its Idempotency-Key is already charged. */
+export type ChargeResult = LedgerWrite | undefined | 'duplicate';
 
 interface QueuedCharge {
   cost: number;
   details: ChargeDetails;
-  resolve: (charge: LedgerWrite | undefined) => void;
+  resolve: (charge: ChargeResult) => void;
   reject: (error: unknown) => void;
 }
 
@@ -35,14 +41,15 @@ interface QueuedCharge {
  */
 @Injectable()
 export class ChargeBatcher {
+  private readonly logger = new Logger(ChargeBatcher.name);
   private readonly queues = new Map<string, QueuedCharge[]>();
   /** See CHARGE_STATEMENT_TIMEOUT_MS (a field, so that a test can shorten it). */
   timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
 
   constructor(private readonly credits: CreditsRepository) {}
 
-  /** The charge once written, or undefined when the balance did not cover it (nothing taken). */
-  charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite | undefined> {
+  /** The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken). */
+  charge(accountId: string, cost: number, details: ChargeDetails): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(accountId);
       const call = { cost, details, resolve, reject };
@@ -60,15 +67,43 @@ export class ChargeBatcher {
     const queue = this.queues.get(accountId)!;
     while (queue.length > 0) {
       const batch = takeSamePrice(queue);
+      const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
       try {
-        const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details));
-        const written = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
-        for (const call of batch) call.resolve(written.get(call.details.reference));
+        const { written, duplicates } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
+        for (const call of batch) call.resolve(duplicates.has(call.details.reference) ? 'duplicate' : written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);
+        void this.giveBackIfLanded(statement, batch);
       }
     }
     this.queues.delete(accountId);
+  }
+
+  /**
+   * The calls of a failed statement were answered 503, but the statement may still commit (it
+   * outlived the wait) or have committed (only its reply was lost). The sweep refunds what it wrote
+   * unsettled; what it wrote settled only this gives back, once the statement's fate is known.
+   */
+  private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[]): Promise<void> {
+    const references = batch.filter((call) => call.details.settled).map((call) => call.details.reference);
+    if (references.length === 0) return;
+    await statement.catch(() => undefined);
+    for (const reference of references) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (await this.credits.refundLanded(reference, 'call answered 503: its charge landed late')) {
+            this.logger.warn(`Charge ${reference} landed after its call was answered 503: refunded`);
+          }
+          break;
+        } catch (error) {
+          if (attempt >= GIVE_BACK_ATTEMPTS) {
+            this.logger.error(`Charge ${reference} of a call answered 503 may stand; give-back failed: ${(error as Error).message}`);
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+        }
+      }
+    }
   }
 }
 

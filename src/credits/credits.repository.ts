@@ -12,6 +12,17 @@ export interface ChargeDetails {
   reference: string;
   phone: string | null;
   source: string | null;
+  /** The id of the Idempotency-Key the call was made with: at most one kept charge per id. */
+  idempotencyKeyId?: string | null;
+  /** The answer is known before the charge (a cache hit, no upstream needed): written settled. */
+  settled?: boolean;
+}
+
+export interface ChargeOutcome {
+  /** The charges written, by reference. */
+  written: Map<string, LedgerWrite>;
+  /** References not charged because their Idempotency-Key already has a charge. */
+  duplicates: Set<string>;
 }
 
 export interface LedgerRow {
@@ -25,6 +36,7 @@ export interface LedgerRow {
 }
 
 const UNIQUE_VIOLATION = '23505';
+const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
 
 /**
  * Charge, settle and refund commit asynchronously (`synchronous_commit = off` for that statement's
@@ -75,27 +87,74 @@ export class CreditsRepository {
    * row updated meanwhile (a refund committed while this statement waited for the lock), so
    * `balance - …` could fail the CHECK for a balance that in fact covers the calls. The lock is held
    * from the read to the commit, so the locked value is the current one.
-   * Rows stay unsettled until their calls answer (settle) or are refunded.
-   * Returns the written charges by reference; a reference missing from the map was refused.
+   *
+   * A call made with an Idempotency-Key carries the key's id, and the unique index on it lets one
+   * charge per key exist (until a refund clears it): a call whose key already has a charge is
+   * skipped, taking nothing (`duplicates`). The skip reads the statement's snapshot; a charge that
+   * another instance committed after it was taken fails the INSERT on the index instead, and the
+   * statement runs again with a fresh snapshot, which then sees that charge and skips the call.
+   *
+   * A call whose answer is already known (`settled`) is written settled: final at once, never taken
+   * by the sweep. The others stay unsettled until their calls answer (settle) or are refunded.
+   * Returns the written charges by reference; a reference in neither result was refused (balance).
+   * With `transaction`, the statement runs in the caller's transaction (the caller's rows commit with
+   * the charges, or nothing does); a failed statement is then not re-run here, since it aborted the
+   * caller's transaction (such callers charge without Idempotency-Keys, so the re-run never applies).
    */
-  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
-    const rows: Array<{ id: string; reference: string; balance_after: string }> = await this.db.query(
+  async chargeMany(accountId: string, cost: number, calls: ChargeDetails[], transaction?: EntityManager): Promise<ChargeOutcome> {
+    if (transaction) return this.chargeOnce(transaction, accountId, cost, calls);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.chargeOnce(this.db.manager, accountId, cost, calls);
+      } catch (error) {
+        if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
+      }
+    }
+  }
+
+  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<ChargeOutcome> {
+    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean }> = await db.query(
       `WITH account AS (
          SELECT balance FROM accounts WHERE id = $1 AND ${ASYNC_COMMIT} FOR NO KEY UPDATE),
+       call AS (
+         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
+                    AS c(reference, phone, source, key_id, settled, ordinal)),
+       eligible AS (
+         SELECT c.*, row_number() OVER (ORDER BY c.ordinal) AS rank FROM call c
+          WHERE c.key_id IS NULL
+             OR (NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.idempotency_key_id = c.key_id)
+                 AND NOT EXISTS (SELECT 1 FROM call d WHERE d.key_id = c.key_id AND d.ordinal < c.ordinal))),
        accepted AS (
-         SELECT call.ordinal, call.reference, call.phone, call.source, account.balance - call.ordinal * $2::bigint AS balance_after
-           FROM account, unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS call(reference, phone, source, ordinal)
-          WHERE call.ordinal * $2::bigint <= account.balance),
+         SELECT e.*, account.balance - e.rank * $2::bigint AS balance_after
+           FROM account, eligible e WHERE e.rank * $2::bigint <= account.balance),
        debit AS (
          UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted)
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id)
-       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source)
-       SELECT debit.id, 'CHARGE', -$2::bigint, accepted.balance_after, accepted.reference, accepted.phone, accepted.source
-         FROM accepted, debit ORDER BY accepted.ordinal
-       RETURNING id, reference, balance_after`,
-      [accountId, cost, calls.map((c) => c.reference), calls.map((c) => c.phone), calls.map((c) => c.source)],
+          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
+       written AS (
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at)
+         SELECT debit.id, 'CHARGE', -$2::bigint, a.balance_after, a.reference, a.phone, a.source, a.key_id,
+                CASE WHEN a.settled THEN now() END
+           FROM accepted a, debit ORDER BY a.ordinal
+         RETURNING id, reference, balance_after)
+       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate
+         FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
+      [
+        accountId,
+        cost,
+        calls.map((c) => c.reference),
+        calls.map((c) => c.phone),
+        calls.map((c) => c.source),
+        calls.map((c) => c.idempotencyKeyId ?? null),
+        calls.map((c) => c.settled === true),
+      ],
     );
-    return new Map(rows.map((row) => [row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) }]));
+    const written = new Map<string, LedgerWrite>();
+    const duplicates = new Set<string>();
+    for (const row of rows) {
+      if (row.id !== null) written.set(row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) });
+      else if (row.duplicate) duplicates.add(row.reference);
+    }
+    return { written, duplicates };
   }
 
   /**
@@ -126,9 +185,14 @@ export class CreditsRepository {
    * statement, and a second attempt fails as a whole on the unique refund_of. False when the charge
    * was already refunded (or is unknown, or smaller than the amount).
    */
-  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
+  async refundPart(
+    chargeId: string,
+    amount: number,
+    details: { reference: string; reason: string },
+    transaction?: EntityManager,
+  ): Promise<boolean> {
     try {
-      const rows: unknown[] = await this.db.query(
+      const rows: unknown[] = await (transaction ?? this.db).query(
         `WITH charge AS (
            SELECT id, account_id, phone, source FROM ledger_entries
             WHERE id = $1 AND type = 'CHARGE' AND -amount >= $2
@@ -149,45 +213,77 @@ export class CreditsRepository {
     }
   }
 
-  /** Calls that answered: their charges are final. */
-  async settleMany(chargeIds: string[]): Promise<void> {
-    await this.db.query(
-      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT}`,
+  /**
+   * Calls that answered: their charges are final. Returns the ids settled by this statement; a charge
+   * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound).
+   */
+  async settleMany(chargeIds: string[]): Promise<Set<string>> {
+    const rows: Array<{ id: string }> = await this.db.query(
+      // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
+      `WITH settled AS (
+         UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id)
+       SELECT id FROM settled`,
       [chargeIds],
     );
+    return new Set(rows.map((row) => String(row.id)));
   }
 
 
   /**
    * REFUND of one charge, exactly once: the credit, the REFUND row (unique refund_of) and the
    * settling of the charge are one statement, so a second refund of the same charge (a retry, a
-   * sweep on another instance) fails as a whole on the unique constraint and changes nothing.
-   * Returns the credits given back, or undefined when the charge was already refunded.
+   * sweep on another instance) fails as a whole on the unique constraint and changes nothing. The
+   * same statement clears the charge's Idempotency-Key id: the key may then be charged again.
+   * Returns the credits given back, or undefined when the charge was already refunded or settled.
    */
   async refund(chargeId: string, reason: string): Promise<number | undefined> {
+    return this.refundWhere(`c.id = $1 AND c.settled_at IS NULL`, chargeId, reason);
+  }
+
+  /**
+   * REFUND of the charge with this reference, settled or not, exactly once like `refund`: for a charge
+   * that landed after its call was answered 503 (its statement outlived the wait, or its reply was
+   * lost), which may have been written settled. Undefined when there is none, or it is refunded already.
+   */
+  async refundLanded(reference: string, reason: string): Promise<number | undefined> {
+    return this.refundWhere(`c.reference = $1`, reference, reason);
+  }
+
+  private async refundWhere(condition: string, target: string, reason: string): Promise<number | undefined> {
     try {
       const rows: Array<{ amount: string }> = await this.db.query(
         `WITH charge AS (
-           SELECT id, account_id, -amount AS amount, phone, source FROM ledger_entries
-            WHERE id = $1 AND type = 'CHARGE' AND settled_at IS NULL AND ${ASYNC_COMMIT}
-              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = $1)),
+           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source FROM ledger_entries c
+            WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)),
          credit AS (
            UPDATE accounts a SET balance = a.balance + charge.amount FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
          settled AS (
-           UPDATE ledger_entries SET settled_at = now() WHERE id IN (SELECT id FROM charge) RETURNING id)
+           UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
          INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
          SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
                 charge.phone, charge.source, $2, now()
            FROM credit, charge, settled
          RETURNING amount`,
-        [chargeId, reason],
+        [target, reason],
       );
       return rows[0] && Number(rows[0].amount);
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
+  }
+
+  /** Whether the charge is settled and not refunded: its call answered. */
+  async isAnswered(chargeId: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `SELECT 1 FROM ledger_entries c
+        WHERE c.id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)`,
+      [chargeId],
+    );
+    return rows.length > 0;
   }
 
   /** Charges older than the bound that were neither settled nor refunded: their calls never answered. */
@@ -235,7 +331,8 @@ export class CreditsRepository {
   }
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  const failure = error as { code?: string; driverError?: { code?: string } };
-  return (failure.driverError?.code ?? failure.code) === UNIQUE_VIOLATION;
+function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const failure = error as { code?: string; constraint?: string; driverError?: { code?: string; constraint?: string } };
+  const driver = failure.driverError ?? failure;
+  return driver.code === UNIQUE_VIOLATION && (constraint === undefined || driver.constraint === constraint);
 }

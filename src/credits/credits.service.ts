@@ -8,6 +8,12 @@ import { ChargeBatcher } from './charge-batcher';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, CreditsRepository, LedgerRow, LedgerWrite } from './credits.repository';
 
+export const ANSWER_NOT_RECORDED =
+  'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
+
+export const KEY_IN_USE =
+  'A request with this Idempotency-Key is still running, or its charge is still being settled; retry when it has answered.';
+
 @Injectable()
 export class CreditsService {
   private readonly logger = new Logger(CreditsService.name);
@@ -39,10 +45,12 @@ export class CreditsService {
 
   /**
    * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS and takes nothing. Written
-   * together with the account's other concurrent charges (see ChargeBatcher).
+   * together with the account's other concurrent charges (see ChargeBatcher). A call whose
+   * Idempotency-Key already has a kept charge is not charged again: 409 IDEMPOTENCY_CONFLICT.
    */
   async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
     const charge = await this.charges.charge(accountId, cost, details);
+    if (charge === 'duplicate') throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
     if (!charge) {
       const balance = await this.credits.balance(accountId);
       throw new AppError(
@@ -78,19 +86,57 @@ export class CreditsService {
     return reservation;
   }
 
-  /** Gives back part of a reservation, exactly once per reservation (false when already done). */
-  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
-    const refunded = await this.credits.refundPart(chargeId, amount, details);
+  /**
+   * CHARGE of several calls at `cost` each, in the caller's transaction and settled at once (the
+   * caller refunds its failed calls with refundPart). Taken in order while the balance covers them;
+   * returns the written charges by reference (a missing reference was refused: balance too short).
+   */
+  async chargeEachWithin(transaction: EntityManager, accountId: string, cost: number, calls: ChargeDetails[]): Promise<Map<string, LedgerWrite>> {
+    const { written } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), transaction);
+    this.metrics?.creditsCharged(cost * written.size);
+    return written;
+  }
+
+  /**
+   * Gives back part of a reservation or a settled charge, exactly once per charge (false when already
+   * done); with `transaction`, in the caller's transaction.
+   */
+  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }, transaction?: EntityManager): Promise<boolean> {
+    const refunded = await this.credits.refundPart(chargeId, amount, details, transaction);
     if (refunded) this.metrics?.creditsRefunded(amount);
     return refunded;
   }
 
-  /** The call answered: its charge is final. Written within ~20 ms, batched with others (see SettlementBatcher). */
-  settle(chargeId: string): void {
-    this.settlements.settle(chargeId);
+  /**
+   * The call answered: resolves once its charge is final in the database (batched with others, see
+   * SettlementBatcher). Throws 503 SERVICE_UNAVAILABLE when it cannot be made final: the statement
+   * failed and the charge was given back (or is left to the sweep), or it was refunded already.
+   */
+  async settle(chargeId: string): Promise<void> {
+    const settled = await this.settlements.settle(chargeId).catch(async (error: Error) => {
+      if (await this.settleFailed(chargeId)) return true;
+      this.logger.warn(`Answered call not settled (answered 503 instead): ${error.message}`);
+      return false;
+    });
+    if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
   }
 
-  /** Writes the settles queued so far (tests, shutdown). */
+  /**
+   * The settle of an answered call failed: gives its charge back, unless the settle did commit and
+   * only its reply was lost. True when the charge stands (the call is answered and final); false when
+   * it was refunded now, or nothing could be told (the database is away: the sweep refunds it later).
+   */
+  private async settleFailed(chargeId: string): Promise<boolean> {
+    try {
+      if (await this.refund(chargeId, 'answer could not be recorded')) return false;
+      return await this.credits.isAnswered(chargeId);
+    } catch (error) {
+      this.logger.warn(`Refund of charge ${chargeId} deferred to the sweep: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Waits for the settles queued so far (tests, shutdown). */
   flushSettlements(): Promise<void> {
     return this.settlements.flush();
   }

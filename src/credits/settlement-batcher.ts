@@ -1,57 +1,69 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { reportShutdownProblem, shutdownStep } from '../common/shutdown-steps';
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { shutdownStep } from '../common/shutdown-steps';
+import { withTimeout } from '../common/timeout';
+import { CHARGE_STATEMENT_TIMEOUT_MS } from './charge-batcher';
 import { CreditsRepository } from './credits.repository';
 
-/** How long an answered call's settle may wait to share one UPDATE with its neighbours. */
-const FLUSH_AFTER_MS = 20;
-const FLUSH_AT_SIZE = 500;
-const RETRY_AFTER_MS = 1000;
+/** Most settles one statement carries. */
+const MAX_BATCH = 500;
+
+interface QueuedSettle {
+  chargeId: string;
+  resolve: (settled: boolean) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
- * Marks answered charges settled in batches: one `UPDATE … WHERE id = ANY(…)` every 20 ms instead of
- * one statement per call, which leaves a paid call with a single database statement (its charge).
- * A settle that a crash prevents only lets the sweep refund an answered call: the customer never
- * loses a credit and balance = ledger sum holds. On shutdown the pending settles are written.
+ * Group commit for settles: a call is answered only once its charge is settled in the database, so
+ * a 200 is never refunded as "never answered" when the instance dies right after it. There is no
+ * timer (like ChargeBatcher): a lone settle goes out in the next turn of the event loop, and the
+ * settles that arrive while one statement is running are written together by the next, so under
+ * load a call still costs a fraction of a statement. A statement that fails (or does not answer
+ * within CHARGE_STATEMENT_TIMEOUT_MS) fails its calls, whose charges the caller gives back.
  */
 @Injectable()
 export class SettlementBatcher implements BeforeApplicationShutdown {
-  private readonly logger = new Logger(SettlementBatcher.name);
-  private pending: string[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private pending: QueuedSettle[] = [];
+  private draining: Promise<void> | undefined;
+  /** See CHARGE_STATEMENT_TIMEOUT_MS (a field, so that a test can shorten it). */
+  timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
 
   constructor(private readonly credits: CreditsRepository) {}
 
-  settle(chargeId: string): void {
-    this.pending.push(chargeId);
-    if (this.pending.length >= FLUSH_AT_SIZE) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+  /**
+   * Resolves once the statement has run: true when it settled the charge, false when the charge was
+   * refunded before (then the call must not be answered as charged). Rejects when the statement failed.
+   */
+  settle(chargeId: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ chargeId, resolve, reject });
+      this.draining ??= new Promise<void>((started) => setImmediate(started)).then(() => this.drain());
+    });
   }
 
-  /** Writes every settle queued so far; resolves when they are in the database. */
-  flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) {
-      this.flushing = this.flushing.then(() =>
-        this.credits.settleMany(batch).catch((error: Error) => {
-          // Put them back: the sweep would otherwise refund these answered calls. The next flush
-          // retries them; only a crash before it succeeds leaves them to the sweep.
-          this.logger.warn(`${batch.length} settle(s) not written yet, retrying: ${error.message}`);
-          this.pending.unshift(...batch);
-          this.timer ??= setTimeout(() => void this.flush(), RETRY_AFTER_MS);
-        }),
-      );
-    }
-    return this.flushing;
+  /** Resolves when every settle queued so far has been written (or has failed). */
+  async flush(): Promise<void> {
+    while (this.draining) await this.draining;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     await shutdownStep('writing the pending settles', () => this.flush());
-    if (this.pending.length === 0) return;
-    clearTimeout(this.timer);
-    reportShutdownProblem(`${this.pending.length} settle(s) of answered calls not written (database unavailable): the sweep will refund those calls`);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_BATCH);
+      try {
+        const statement = this.credits.settleMany(batch.map((call) => call.chargeId));
+        const settled = await withTimeout(statement, this.timeoutMs, settleTimedOut);
+        for (const call of batch) call.resolve(settled.has(call.chargeId));
+      } catch (error) {
+        for (const call of batch) call.reject(error);
+      }
+    }
+    this.draining = undefined;
   }
 }
+
+const settleTimedOut = () => new AppError('SERVICE_UNAVAILABLE', 'The credits ledger did not record the answer in time.');

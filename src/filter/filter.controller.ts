@@ -7,7 +7,7 @@ import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
-import { IdempotencyService } from './idempotency.service';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 
 @ApiTags('filter')
 @CustomerApi()
@@ -27,7 +27,8 @@ export class FilterController {
       'that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged ' +
       'like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.\n\n' +
       'Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, ' +
-      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded); anything else CONNECTED.',
+      '0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 ' +
+      'its operator in turn at each live lookup (for watchlists); anything else CONNECTED.',
   })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -72,9 +73,11 @@ export class FilterController {
     @Body() body: FilterRequestDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<FilterResultDto> {
+  ): Promise<string> {
     const outcome = await this.filters.filter(account, body, IdempotencyService.validateKey(idempotencyKey));
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
-    return outcome.result;
+    // The body as serialized once: a replay sends the same bytes, with the same Content-Type.
+    response.type('application/json');
+    return outcome.body;
   }
 }

@@ -9,12 +9,14 @@ import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { LookupService } from '../provider/lookup.service';
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto } from './dto/filter.dto';
-import { IdempotencyService, IdempotentOutcome } from './idempotency.service';
+import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 
 /**
  * The paid lookup: settings → price → charge → the six fields (LookupService.check: cache or
- * provider) → refund on failure. The charge and the refund are each one short statement; no transaction is held open
- * across the network call.
+ * provider) → settle, or refund on failure. A call whose answer is known before it is charged (every
+ * enabled check cached, or a number invalid for its plan) is charged settled in one statement; the
+ * others are answered only once their settle is in the database, so an answered call is never
+ * refunded as "never answered". No transaction is held open across the network call.
  */
 @Injectable()
 export class FilterService {
@@ -27,27 +29,35 @@ export class FilterService {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<IdempotentOutcome<FilterResultDto>> {
+  /** The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged. */
+  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string): Promise<SerializedAnswer> {
     const source = request.source ?? 'internal';
-    return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, () =>
-      this.paidLookup(account.accountId, request.phone, source),
-    );
+    return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, {
+      charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, keyId)),
+      free: async () => JSON.stringify(await this.lookups.check(request.phone, (await this.settings.checksFor(account.accountId)).checks)),
+    });
   }
 
-  private async paidLookup(accountId: string, e164: string, source: string): Promise<FilterResultDto> {
+  private async paidLookup(accountId: string, e164: string, source: string, idempotencyKeyId?: string): Promise<FilterResultDto> {
     const { checks, cost } = await this.settings.checksFor(accountId);
     if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
-    const charge = await this.credits.charge(accountId, cost, { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source });
+    const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
+    const cached = await this.lookups.checkFromCache(e164, checks);
+    if (cached.result) {
+      await this.credits.charge(accountId, cost, { ...details, settled: true });
+      return cached.result;
+    }
+    const charge = await this.credits.charge(accountId, cost, details);
     let result: FilterResultDto;
     try {
-      result = await this.lookups.check(e164, checks);
+      result = await this.lookups.check(e164, checks, { known: cached.known });
     } catch (error) {
       await this.credits
         .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')
         .catch((refundError: Error) => this.logger.warn(`Refund of charge ${charge.id} deferred to the sweep: ${refundError.message}`));
       throw error;
     }
-    this.credits.settle(charge.id);
+    await this.credits.settle(charge.id);
     return result;
   }
 }

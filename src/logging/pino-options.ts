@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import pino, { Logger as PinoInstance, LoggerOptions } from 'pino';
 import type { AppConfig } from '../config/app-config';
 import { routeOf } from '../metrics/route-label';
-import { maskPhonesIn, maskPhonesInFields, SECRET_HEADERS } from './redaction';
+import { maskFields, maskText, SECRET_HEADERS } from './redaction';
 
 type LogLevel = AppConfig['logLevel'];
 
@@ -13,7 +13,8 @@ const REDACTED_PATHS = SECRET_HEADERS.flatMap((header) =>
 
 /**
  * The one pino configuration: JSON lines on stdout, ISO timestamps, level names, secret headers
- * censored, and every phone number in a message or a string field masked (`+4477009****`).
+ * censored, every phone number in a message or a string field masked (`+4477009****`), our secrets
+ * (`whsec_…`, `pf_live_…`) redacted, and a failed query's bound values never logged.
  */
 export function pinoOptions(level: LogLevel): LoggerOptions {
   return {
@@ -22,34 +23,54 @@ export function pinoOptions(level: LogLevel): LoggerOptions {
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     formatters: {
       level: (label) => ({ level: label }),
-      log: (fields) => maskPhonesInFields(fields),
+      log: (fields) => maskFields(fields),
     },
     serializers: {
       err: (error: unknown) => {
         const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
-        return maskPhonesInFields(serialized);
+        return maskFields(withoutQueryValues(serialized));
       },
     },
     hooks: {
       logMethod(args, method) {
-        const masked = args.map((arg: unknown) => (typeof arg === 'string' ? maskPhonesIn(arg) : arg));
+        const masked = args.map((arg: unknown) => (typeof arg === 'string' ? maskText(arg) : arg));
         return method.apply(this, masked as Parameters<typeof method>);
       },
     },
   };
 }
 
+/**
+ * A TypeORM QueryFailedError carries the query's bound values (`parameters`, and again in its
+ * `driverError`): webhook secrets, key hashes, phone numbers. The SQL text says what failed; the
+ * values are dropped.
+ */
+function withoutQueryValues(serialized: Record<string, unknown>): Record<string, unknown> {
+  // The serializer's object is fresh (and keeps `type` and `stack` on its prototype): edit it, do not spread it.
+  delete serialized.parameters;
+  const driverError = serialized.driverError;
+  if (driverError !== null && typeof driverError === 'object' && 'parameters' in driverError) {
+    const { parameters: _values, ...rest } = driverError as Record<string, unknown>;
+    serialized.driverError = rest;
+  }
+  return serialized;
+}
+
 export function createRootLogger(level: LogLevel): PinoInstance {
   return pino(pinoOptions(level));
 }
 
-/** A query parameter's name worth showing: short and plain (a key or a token is neither). */
-const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_]{0,23}$/;
+/**
+ * The query parameters the API declares (its query DTOs; pino-options.spec.ts checks this list against
+ * openapi.json). Only these names are logged: anything else a client puts in a query string, a key or
+ * a token used as a name included, is logged as `(name)`.
+ */
+export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor', 'target_id', 'since']);
 
 /**
- * The query string with every value dropped (`limit=*&api_key=*`): which parameters came, never what
- * they said. A key, a token or a number sent in a URL stays out of the log whatever it is called;
- * a name that is not plain is dropped too (`?<key>` alone).
+ * The query string with every value dropped (`limit=*&cursor=*`): which parameters came, never what
+ * they said. A key, a token or a number sent in a URL stays out of the log whatever its place; a name
+ * the API does not declare is `(name)`.
  */
 export function queryShape(url: string): string | undefined {
   const at = url.indexOf('?');
@@ -60,7 +81,7 @@ export function queryShape(url: string): string | undefined {
     .filter((pair) => pair !== '')
     .map((pair) => {
       const name = pair.split('=', 1)[0];
-      return `${PLAIN_NAME.test(name) ? name : '(name)'}=*`;
+      return `${DECLARED_QUERY_PARAMETERS.has(name) ? name : '(name)'}=*`;
     })
     .join('&');
 }

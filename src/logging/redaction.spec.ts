@@ -1,4 +1,4 @@
-import { maskPhonesIn, maskPhonesInFields } from './redaction';
+import { maskPhonesIn, maskFields } from './redaction';
 
 describe('maskPhonesIn', () => {
   it.each([
@@ -27,11 +27,11 @@ describe('maskPhonesIn', () => {
   );
 
   it('masks string fields and keeps the others', () => {
-    expect(maskPhonesInFields({ url: '/x/+14155552671', status: 200 })).toEqual({ url: '/x/+1415555****', status: 200 });
+    expect(maskFields({ url: '/x/+14155552671', status: 200 })).toEqual({ url: '/x/+1415555****', status: 200 });
   });
 
   it('masks the string fields of nested objects (an error and its cause)', () => {
-    expect(maskPhonesInFields({ err: { message: 'x +44 7400 123456', cause: { detail: '(+14155552671)' } } })).toEqual({
+    expect(maskFields({ err: { message: 'x +44 7400 123456', cause: { detail: '(+14155552671)' } } })).toEqual({
       err: { message: 'x +44740012****', cause: { detail: '(+1415555****)' } },
     });
   });

@@ -21,18 +21,43 @@ export function maskPhonesIn(text: string): string {
   });
 }
 
-/** The same for the string fields of a log object, and of the objects in it (an error's cause, a driver error). */
-export function maskPhonesInFields<T extends Record<string, unknown>>(fields: T, depth = 3): T {
+/**
+ * Secrets of ours that a string could carry (a webhook secret or an API key in a query's parameters, an
+ * error's message): the prefix stays so the line still says what it was, the rest is dropped.
+ */
+const SECRET_IN_TEXT = /\b(whsec|pf_live)_[0-9A-Za-z]+/g;
+
+/** THE masker of every logged string: our secrets redacted, phone numbers masked (maskPhonesIn). */
+export function maskText(text: string): string {
+  return maskPhonesIn(text).replace(SECRET_IN_TEXT, '$1_[redacted]');
+}
+
+/**
+ * maskText on the string fields of a log object, of the objects in it (an error's cause, a driver
+ * error) and of the arrays in them (a query's parameters, should one slip through).
+ */
+export function maskFields<T extends Record<string, unknown>>(fields: T, depth = 3): T {
   let masked: Record<string, unknown> | undefined;
   for (const [key, value] of Object.entries(fields)) {
-    let clean: unknown = value;
-    if (typeof value === 'string') clean = maskPhonesIn(value);
-    else if (depth > 0 && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      clean = maskPhonesInFields(value as Record<string, unknown>, depth - 1);
-    }
-    if (clean !== value) (masked ??= { ...fields })[key] = clean;
+    const clean = maskValue(value, depth);
+    if (clean !== value) (masked ??= copyOf(fields))[key] = clean;
   }
   return (masked ?? fields) as T;
+}
+
+/** A copy with the same prototype and property descriptors: pino's serialized errors keep `type` where a spread loses it. */
+function copyOf(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.create(Object.getPrototypeOf(fields), Object.getOwnPropertyDescriptors(fields)) as Record<string, unknown>;
+}
+
+function maskValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return maskText(value);
+  if (depth <= 0 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const items = value.map((item) => maskValue(item, depth - 1));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  return maskFields(value as Record<string, unknown>, depth - 1);
 }
 
 /** Header names whose values are secrets, should a request or response ever be logged whole. */

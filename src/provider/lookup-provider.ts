@@ -5,6 +5,14 @@ export const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'isolated'] as con
 export type CircuitBreakerState = (typeof CIRCUIT_STATES)[number];
 
 /**
+ * Who asks: live calls (/filter) or batch work (bulk jobs, watchlist rounds). Each lane has its own circuit breaker and its own
+ * connections to the upstream, so a bad bulk job can neither open the breaker in front of /filter
+ * nor take its sockets (bulk also has its own concurrency budget, BULK_CONCURRENCY).
+ */
+export const LANES = ['interactive', 'bulk'] as const;
+export type Lane = (typeof LANES)[number];
+
+/**
  * The port every lookup adapter implements (sandbox, hlr-lookups). Each method answers one check
  * for one E.164 number that is valid for its numbering plan, or throws ProviderUnavailableError
  * (network down, timeout, upstream error, circuit open). Adapters do no caching: LookupService does.
@@ -14,13 +22,13 @@ export abstract class LookupProvider {
   abstract readonly name: string;
   /** True when answers are simulated (sandbox): said at start-up and on /health/ready. */
   abstract readonly simulated: boolean;
-  abstract networkStatus(e164: string): Promise<NetworkStatusAnswer>;
-  abstract numberType(e164: string): Promise<NumberTypeAnswer>;
-  abstract portability(e164: string): Promise<PortabilityAnswer>;
+  abstract networkStatus(e164: string, lane?: Lane): Promise<NetworkStatusAnswer>;
+  abstract numberType(e164: string, lane?: Lane): Promise<NumberTypeAnswer>;
+  abstract portability(e164: string, lane?: Lane): Promise<PortabilityAnswer>;
   /** A cheap reachability probe for /health/ready. */
   abstract ping(): Promise<void>;
-  /** The state of the circuit breaker in front of the upstream; undefined when the adapter has none (sandbox). */
-  get circuitState(): CircuitBreakerState | undefined {
+  /** The state of a lane's circuit breaker (interactive by default); undefined when the adapter has none (sandbox). */
+  circuitState(_lane: Lane = 'interactive'): CircuitBreakerState | undefined {
     return undefined;
   }
   /** Puts the adapter's own scrape-time instruments (e.g. the upstream's cost) on the app's registry; none by default. */

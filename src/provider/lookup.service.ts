@@ -4,7 +4,7 @@ import { CHECK_NAMES, CheckName, EnabledChecks } from '../checks/checks';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
-import { LookupProvider, ProviderUnavailableError } from './lookup-provider';
+import { Lane, LookupProvider, ProviderUnavailableError } from './lookup-provider';
 import { composeResult } from './answer';
 import { FilterResultDto } from './dto/filter-result.dto';
 import { LookupAnswers } from './lookup.types';
@@ -26,15 +26,34 @@ export interface LookupCounters {
 
 /** Which LookupAnswers field and which port method each check uses. */
 const CHECKS = {
-  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string) => provider.networkStatus(e164) },
-  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string) => provider.numberType(e164) },
-  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string) => provider.portability(e164) },
-} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string) => Promise<object> }>;
+  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.networkStatus(e164, lane) },
+  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.numberType(e164, lane) },
+  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.portability(e164, lane) },
+} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string, lane: Lane) => Promise<object> }>;
+
 
 const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
 
 /** Bump when the shape of a cached answer changes, so old entries are ignored rather than misread. */
-const CACHE_KEY_VERSION = 'v1';
+const CACHE_KEY_VERSION = 'v2';
+
+/** A cached answer and when it was looked up (epoch ms), so that a caller can ask for a fresher one. */
+interface CachedAnswer {
+  answer: object;
+  storedAt: number;
+}
+
+/** How a lookup is asked: the checks already known (from the cache), the lane (see Lane), the age bound. */
+export interface LookupOptions {
+  known?: LookupAnswers;
+  lane?: Lane;
+  /**
+   * A cached answer older than this is not used: the number is looked up again and the cache
+   * refreshed with the new answer. 0 = live (never from the cache: watchlist rounds,
+   * `Cache-Control: no-cache`); undefined = any answer still within its TTL.
+   */
+  maxAgeSeconds?: number;
+}
 
 /**
  * Answers the enabled checks for one number: each check from the cache when fresh, otherwise from the
@@ -64,22 +83,58 @@ export class LookupService {
 
   /**
    * The six fields for one number, without billing: the numbering plan (free), then the enabled
-   * checks for a number valid for its plan. Throws AppError PROVIDER_UNAVAILABLE like `lookup`.
+   * checks for a number valid for its plan (those `known` are not asked again). Throws AppError
+   * PROVIDER_UNAVAILABLE like `lookup`.
    */
-  async check(e164: string, checks: EnabledChecks): Promise<FilterResultDto> {
+  async check(e164: string, checks: EnabledChecks, options: LookupOptions = {}): Promise<FilterResultDto> {
     const description = describeNumber(e164);
-    const answers = description.validForPlan ? await this.lookup(e164, checks) : {};
+    const answers = description.validForPlan ? await this.lookup(e164, checks, options) : {};
     return composeResult(description, checks, answers);
   }
 
   /**
-   * The answers of the enabled checks, run in parallel. Throws AppError PROVIDER_UNAVAILABLE when any
-   * enabled check could not be answered (answers that did arrive are still cached for the next call).
+   * The six fields when they are known without asking the upstream — a number invalid for its plan,
+   * or every enabled check in the cache — so that a call can be charged settled, final at once.
+   * Otherwise `result` is undefined and `known` holds the checks the cache had, for `check`.
    */
-  async lookup(e164: string, checks: EnabledChecks): Promise<LookupAnswers> {
+  async checkFromCache(e164: string, checks: EnabledChecks, { maxAgeSeconds }: Pick<LookupOptions, 'maxAgeSeconds'> = {}): Promise<{ result?: FilterResultDto; known: LookupAnswers }> {
+    const description = describeNumber(e164);
+    if (!description.validForPlan) return { result: composeResult(description, checks, {}), known: {} };
+    const { answers, complete } = await this.cached(e164, checks, maxAgeSeconds);
+    return { result: complete ? composeResult(description, checks, answers) : undefined, known: answers };
+  }
+
+  /**
+   * What the cache holds for the enabled checks within the age bound, without asking the provider:
+   * `complete` when every enabled check is there.
+   */
+  private async cached(e164: string, checks: EnabledChecks, maxAgeSeconds: number | undefined): Promise<{ answers: LookupAnswers; complete: boolean }> {
     const enabled = CHECK_NAMES.filter((check) => checks[check]);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164)));
+    const found = await Promise.all(
+      enabled.map(async (check) => {
+        if (maxAgeSeconds === 0) return undefined;
+        const cached = await this.store.get<CachedAnswer>(cacheKey(check, e164));
+        return cached !== undefined && youngEnough(cached, maxAgeSeconds) ? cached.answer : undefined;
+      }),
+    );
     const answers: LookupAnswers = {};
+    found.forEach((answer, index) => {
+      if (answer !== undefined) Object.assign(answers, { [CHECKS[enabled[index]].field]: answer });
+    });
+    const hits = found.filter((answer) => answer !== undefined).length;
+    this.hits += hits;
+    return { answers, complete: hits === enabled.length };
+  }
+
+  /**
+   * The answers of the enabled checks, run in parallel (those in `known` are not asked again). Throws
+   * AppError PROVIDER_UNAVAILABLE when any enabled check could not be answered (answers that did
+   * arrive are still cached for the next call).
+   */
+  async lookup(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive', maxAgeSeconds }: LookupOptions = {}): Promise<LookupAnswers> {
+    const enabled = CHECK_NAMES.filter((check) => checks[check] && known[CHECKS[check].field] === undefined);
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, lane, maxAgeSeconds)));
+    const answers: LookupAnswers = { ...known };
     const failures: string[] = [];
     settled.forEach((result, index) => {
       const check = enabled[index];
@@ -108,27 +163,33 @@ export class LookupService {
     };
   }
 
-  private answer(check: CheckName, e164: string): Promise<object> {
-    const key = `${CACHE_KEY_VERSION}:${check}:${e164}`;
-    const flight = this.flights.run(key, async () => {
-      const cached = await this.store.get(key);
-      if (cached !== undefined) {
+  /**
+   * One check's answer. One flight per lane: a bulk lookup's failure (its own breaker) is never handed
+   * to a live call. Callers with a bound on the age join only flights with the same bound (a live
+   * caller never gets an answer read from the cache by another caller's flight).
+   */
+  private answer(check: CheckName, e164: string, lane: Lane, maxAgeSeconds: number | undefined): Promise<object> {
+    const key = cacheKey(check, e164);
+    const flightKey = maxAgeSeconds === undefined ? `${lane}:${key}` : `${lane}:${key}:max-age=${maxAgeSeconds}`;
+    const flight = this.flights.run(flightKey, async () => {
+      const cached = maxAgeSeconds === 0 ? undefined : await this.store.get<CachedAnswer>(key);
+      if (cached !== undefined && youngEnough(cached, maxAgeSeconds)) {
         this.hits += 1;
-        return cached;
+        return cached.answer;
       }
       this.misses += 1;
-      const fresh = await this.ask(check, e164);
-      await this.store.set(key, fresh, this.ttlSeconds[check]);
+      const fresh = await this.ask(check, e164, lane);
+      await this.store.set(key, { answer: fresh, storedAt: Date.now() } satisfies CachedAnswer, this.ttlSeconds[check]);
       return fresh;
     });
     if (flight.shared) this.shared += 1;
     return flight.promise;
   }
 
-  private async ask(check: CheckName, e164: string): Promise<object> {
+  private async ask(check: CheckName, e164: string, lane: Lane): Promise<object> {
     const timed = this.metrics?.startUpstreamTimer(check);
     try {
-      const answer = await CHECKS[check].ask(this.provider, e164);
+      const answer = await CHECKS[check].ask(this.provider, e164, lane);
       this.outcomes[check].ok += 1;
       timed?.('ok');
       return answer;
@@ -140,3 +201,11 @@ export class LookupService {
   }
 }
 
+function cacheKey(check: CheckName, e164: string): string {
+  return `${CACHE_KEY_VERSION}:${check}:${e164}`;
+}
+
+/** Whether a cached answer may serve a caller with this age bound (undefined: any within its TTL). */
+function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined): boolean {
+  return maxAgeSeconds === undefined || Date.now() - cached.storedAt <= maxAgeSeconds * 1000;
+}

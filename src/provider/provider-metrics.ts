@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { Metrics } from '../metrics/metrics';
-import { CIRCUIT_STATES, LookupProvider } from './lookup-provider';
+import { CIRCUIT_STATES, LANES, LookupProvider } from './lookup-provider';
 import { LookupService } from './lookup.service';
 
 /**
@@ -53,15 +53,17 @@ export class ProviderMetrics implements OnModuleInit {
         this.inc(lookups.counters.cache.misses);
       },
     });
-    if (provider.circuitState !== undefined) {
+    if (provider.circuitState() !== undefined) {
       new Gauge({
         name: 'phone_filter_upstream_circuit_state',
-        help: 'Circuit breaker in front of the hlr-lookups upstream: 1 for the current state, 0 for the others.',
-        labelNames: ['state'] as const,
+        help: 'Circuit breakers in front of the hlr-lookups upstream, one per lane (interactive, bulk): 1 for the current state, 0 for the others.',
+        labelNames: ['lane', 'state'] as const,
         registers,
         collect() {
-          const current = provider.circuitState;
-          for (const state of CIRCUIT_STATES) this.set({ state }, state === current ? 1 : 0);
+          for (const lane of LANES) {
+            const current = provider.circuitState(lane);
+            for (const state of CIRCUIT_STATES) this.set({ lane, state }, state === current ? 1 : 0);
+          }
         },
       });
     }

@@ -11,12 +11,12 @@ import { ProviderMetrics } from './provider-metrics';
 
 /** The adapter named by PROVIDER, built from the validated configuration. */
 export function createLookupProvider(config: AppConfig): LookupProvider {
-  const { kind, hlrLookups, timeoutMs, retries, breakerThreshold, breakerHalfOpenMs } = config.provider;
+  const { kind, hlrLookups, timeoutMs, retries, breaker } = config.provider;
   switch (kind) {
     case 'sandbox':
       return new SandboxAdapter(timeoutMs);
     case 'hlr-lookups':
-      return new HlrLookupsAdapter({ ...hlrLookups, timeoutMs, retries, breakerThreshold, breakerHalfOpenMs });
+      return new HlrLookupsAdapter({ ...hlrLookups, timeoutMs, retries, breaker, bulkConcurrency: config.bulk.concurrency });
   }
 }
 

@@ -6,53 +6,59 @@ import { AuthenticationAttempts, Credential } from '../auth/api-key.guard';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
-import { COUNT_ONLY, failedAuthLimitMessage, judge, Verdict } from './rate-limit-policy';
+import { FailedAuthCounter, MemoryFailedAuthCounter, RedisFailedAuthCounter } from './failed-auth.counter';
+import { failedAuthLimitMessage, judge, Verdict } from './rate-limit-policy';
 import { RateLimitStorage } from './rate-limit-storage';
-
-const THROTTLER_NAME = 'failed-auth';
+import { RedisRateLimitStorage } from './redis-rate-limit.storage';
 
 const CREDENTIAL_NAMES: Record<Credential, string> = { api_key: 'API key', admin_token: 'admin token' };
 
 /**
- * IP_RATE_LIMIT failed authentications per IP_RATE_WINDOW_SECONDS per client address, whatever the
- * credential (customer API keys and the admin token share one count). Past it, the address gets 429
- * before its credential is looked at, so a guess can be neither checked nor confirmed; a valid one used
- * from that same address waits too (we cannot tell it from a guess without checking it). Successful
- * calls are not counted, and other addresses are never affected. Each refusal is counted in
- * `phone_filter_failed_auth_refused_total`; the first of each window per address is logged (the
- * address and the credential's kind, never the secret).
+ * IP_RATE_LIMIT failed authentications per IP_RATE_WINDOW_SECONDS per client address and per kind
+ * of credential: wrong customer keys and wrong admin tokens are counted apart, so a flood of one can
+ * never lock the other out. Past the limit the address gets 429 instead of 401. How each kind is
+ * counted (see limitedAttempt in src/auth/api-key.guard.ts):
+ * - an admin token is one low-entropy secret: each attempt is reserved (counted) BEFORE it is
+ *   verified, atomically, so a concurrent burst gets at most IP_RATE_LIMIT verifications, the right
+ *   token included; a verified one gives its reservation back.
+ * - API keys are 190-bit random: every one is verified and only failures are counted, so a valid
+ *   key is never refused by this limit (the contract limits "requests without a valid key").
+ * Counted in Redis when configured (one count for every instance), in this process otherwise, and in
+ * this process too while Redis is unreachable (each instance then limits on its own). Each refusal
+ * is counted in `phone_filter_failed_auth_refused_total`; the first of each window per address is
+ * logged (the address and the credential's kind, never the secret).
  */
 @Injectable()
 export class FailedAuthLimiter extends AuthenticationAttempts {
   private readonly logger = new Logger(FailedAuthLimiter.name);
   private readonly limit: number;
   private readonly windowSeconds: number;
+  private readonly shared: FailedAuthCounter | undefined;
+  private readonly local = new MemoryFailedAuthCounter();
 
   /** Addresses whose limiting was logged in their current window: one line per address and window, not one per guess. */
   private readonly logged: LRUCache<string, true>;
 
   constructor(
-    private readonly storage: RateLimitStorage,
+    storage: RateLimitStorage,
     config: AppConfig,
     @Optional() private readonly metrics?: Metrics,
   ) {
     super();
     ({ limit: this.limit, windowSeconds: this.windowSeconds } = config.ipRateLimit);
     this.logged = new LRUCache({ max: 10_000, ttl: this.windowSeconds * 1000 });
+    this.shared = storage instanceof RedisRateLimitStorage ? new RedisFailedAuthCounter(storage.redis) : undefined;
   }
 
-  async beforeAttempt(request: Request, credential: Credential): Promise<void> {
-    const key = addressKey(request);
-    const window = await this.orNothing(() => this.storage.peek(key, THROTTLER_NAME));
-    // The next failure would go over: refuse the attempt as if it had been made.
-    if (window) this.refuseIfLimited(judge(this.limit, { ...window, hits: window.hits + 1 }), key, credential);
+  async count(request: Request, credential: Credential): Promise<void> {
+    const key = counterKey(request, credential);
+    const window = await this.counted((counter) => counter.add(key, this.windowSeconds * 1000));
+    this.refuseIfLimited(judge(this.limit, window), key, credential);
   }
 
-  async afterFailure(request: Request, credential: Credential): Promise<void> {
-    const key = addressKey(request);
-    const windowMs = this.windowSeconds * 1000;
-    const record = await this.orNothing(() => this.storage.increment(key, windowMs, COUNT_ONLY, windowMs, THROTTLER_NAME));
-    if (record) this.refuseIfLimited(judge(this.limit, { hits: record.totalHits, secondsToReset: record.timeToExpire }), key, credential);
+  async giveBack(request: Request, credential: Credential): Promise<void> {
+    const key = counterKey(request, credential);
+    await this.counted((counter) => counter.giveBack(key));
   }
 
   private refuseIfLimited(verdict: Verdict, key: string, credential: Credential): void {
@@ -61,8 +67,8 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
     if (!this.logged.has(key)) {
       this.logged.set(key, true, { ttl: verdict.retryAfterSeconds * 1000 });
       this.logger.warn(
-        `failed-authentication limit reached: address ${key.slice('ip:'.length)} used its ${this.limit} failed attempts per ` +
-          `${this.windowSeconds} s (the last with an ${CREDENTIAL_NAMES[credential]}); its attempts are refused for ${verdict.retryAfterSeconds} s`,
+        `failed-authentication limit reached: address ${key.slice(key.indexOf(':ip:') + ':ip:'.length)} used its ${this.limit} failed attempts with an ` +
+          `${CREDENTIAL_NAMES[credential]} per ${this.windowSeconds} s; its ${CREDENTIAL_NAMES[credential]} attempts are refused for ${verdict.retryAfterSeconds} s`,
       );
     }
     throw new AppError('RATE_LIMITED', failedAuthLimitMessage(this.limit, this.windowSeconds, verdict.retryAfterSeconds), {
@@ -71,18 +77,20 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
     });
   }
 
-  /** The storage being down must not turn every 401 into a 500: the attempt goes unlimited (and is logged once per outage by the client). */
-  private async orNothing<T>(work: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await work();
-    } catch (error) {
-      this.logger.debug(`failed-authentication limit not applied: ${(error as Error).message}`);
-      return undefined;
+  /** Redis when configured; this process's count when Redis fails, so an outage does not open unlimited guessing. */
+  private async counted<T>(work: (counter: FailedAuthCounter) => Promise<T>): Promise<T> {
+    if (this.shared) {
+      try {
+        return await work(this.shared);
+      } catch (error) {
+        this.logger.debug(`failed-authentication count kept in this process: ${(error as Error).message}`);
+      }
     }
+    return work(this.local);
   }
 }
 
-/** IPv6 addresses count per /64, as one client usually holds a whole /64. */
-function addressKey(request: Request): string {
-  return `ip:${normalizeIp(request.ip ?? request.socket.remoteAddress ?? 'unknown')}`;
+/** Per credential kind and address; IPv6 addresses count per /64, as one client usually holds a whole /64. */
+function counterKey(request: Request, credential: Credential): string {
+  return `failed-auth:${credential}:ip:${normalizeIp(request.ip ?? request.socket.remoteAddress ?? 'unknown')}`;
 }

@@ -27,29 +27,18 @@ export class PlanRateLimitGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<Request>();
-    // ApiKeyGuard let a key known to this instance through while its address's failed-authentication
-    // window was still being read: counted alongside (one round trip), but judged first, so a limited
-    // address gets its 429 as if its key had never been looked at.
-    const pendingAttempt = request.pendingAttemptCheck;
-    const account = request.account;
-    if (!account || !this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()])) {
-      await pendingAttempt;
-      return true;
-    }
+    const account = context.switchToHttp().getRequest<Request>().account;
+    if (!account || !this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()])) return true;
     const { limit, windowSeconds } = account.plan;
     const windowMs = windowSeconds * 1000;
-    const counting = this.storage.increment(`account:${account.accountId}`, windowMs, COUNT_ONLY, windowMs, THROTTLER_NAME).then(
-      (record): StorageRecord | undefined => record,
-      (error: Error) => {
-        // An outage of the shared store must not take the API down with it; the Redis client logs it once.
-        this.logger.debug(`plan limit not applied: ${error.message}`);
-        return undefined;
-      },
-    );
-    await pendingAttempt;
-    const record = await counting;
-    if (!record) return true;
+    let record: StorageRecord;
+    try {
+      record = await this.storage.increment(`account:${account.accountId}`, windowMs, COUNT_ONLY, windowMs, THROTTLER_NAME);
+    } catch (error) {
+      // An outage of the shared store must not take the API down with it; the Redis client logs it once.
+      this.logger.debug(`plan limit not applied: ${(error as Error).message}`);
+      return true;
+    }
     const verdict = judge(limit, { hits: record.totalHits, secondsToReset: record.timeToExpire });
     const response = context.switchToHttp().getResponse<Response>();
     for (const header in verdict.headers) response.setHeader(header, verdict.headers[header]);

@@ -64,14 +64,10 @@ export class RedisRateLimitStorage extends RateLimitStorage {
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
     const { hitKey } = keysOf(key, throttlerName);
-    // Plain commands, auto-pipelined with those of concurrent requests: no MULTI of its own, whose socket
-    // write per request was a seventh of a cache-hit call's CPU. Most addresses have no failures: one GET;
-    // the PTTL only for a window that exists. A window ending between the two reads is read as no window
-    // (PTTL -2), as it would be a moment later anyway.
-    const count = await this.redis.get(hitKey);
-    if (count === null) return undefined;
-    const ttlMs = await this.redis.pttl(hitKey);
-    if (ttlMs <= 0) return undefined;
+    const replies = await this.redis.multi().get(hitKey).pttl(hitKey).exec();
+    const [[countError, count], [ttlError, ttlMs]] = replies as [[Error | null, string | null], [Error | null, number]];
+    if (countError ?? ttlError) throw countError ?? ttlError;
+    if (count === null || ttlMs <= 0) return undefined;
     return { hits: Number(count), secondsToReset: Math.ceil(ttlMs / 1000) };
   }
 

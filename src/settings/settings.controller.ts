@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Patch, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
@@ -73,10 +74,13 @@ export class SettingsController {
       'signing. During those 24 hours every callback carries both signatures in `X-Signature`, comma-separated, the ' +
       'new secret\'s first: `X-Signature: <hex HMAC-SHA256(new, "<timestamp>.<body>")>,<hex HMAC-SHA256(old, ...)>`. ' +
       'A receiver accepts the callback when any of them matches the secret it holds, so it can switch to the new ' +
-      'secret at any time within the grace period. Rotating again ends the older secret at once. No body.',
+      'secret at any time within the grace period. Rotating again ends the older secret at once, so a retried ' +
+      'rotation (after a timeout, say) leaves only the last two valid: use the secret of the latest answer, or read it ' +
+      'with GET /api/v1/settings. Each rotation is in the admin audit trail (the key that asked, never a secret). No body.',
   })
   @ApiOkResponse({ type: WebhookSecretRotationDto })
-  rotateWebhookSecret(@CurrentAccount() account: AuthenticatedAccount): Promise<WebhookSecretRotationDto> {
-    return this.settings.rotateWebhookSecret(account.accountId);
+  rotateWebhookSecret(@CurrentAccount() account: AuthenticatedAccount, @Req() request: Request): Promise<WebhookSecretRotationDto> {
+    // The actor names the API key by its id: who asked, without any secret.
+    return this.settings.rotateWebhookSecret(account.accountId, { name: `api-key:${account.keyId}`, requestId: request.requestId });
   }
 }

@@ -65,9 +65,12 @@ export class SettingsService {
     return secrets;
   }
 
-  /** A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS. */
-  async rotateWebhookSecret(accountId: string): Promise<WebhookSecretRotationDto> {
-    const rotated = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS);
+  /**
+   * A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS.
+   * Audited (admin_audit, action `account.webhook_secret.rotate`) as `actor`, in the same statement.
+   */
+  async rotateWebhookSecret(accountId: string, actor: { name: string; requestId?: string }): Promise<WebhookSecretRotationDto> {
+    const rotated = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS, actor);
     if (!rotated) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
     return { webhook_secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   }

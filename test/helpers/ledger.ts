@@ -22,17 +22,19 @@ export async function ledgerState(db: DataSource, accountId: string, options: { 
 }
 
 async function readLedgerState(db: DataSource, accountId: string): Promise<LedgerState> {
-  const [account] = await db.query(`SELECT balance FROM accounts WHERE id = $1`, [accountId]);
-  const rows: Array<{ type: string; count: string; sum: string; unsettled: string }> = await db.query(
-    `SELECT type, count(*) AS count, COALESCE(SUM(amount), 0) AS sum,
-            count(*) FILTER (WHERE type = 'CHARGE' AND settled_at IS NULL) AS unsettled
-       FROM ledger_entries WHERE account_id = $1 GROUP BY type`,
+  // One statement, so the balance and the rows are of the same moment even while charges land.
+  const rows: Array<{ balance: string; type: string | null; count: string; sum: string; unsettled: string }> = await db.query(
+    `SELECT a.balance, l.type, count(l.id) AS count, COALESCE(SUM(l.amount), 0) AS sum,
+            count(*) FILTER (WHERE l.type = 'CHARGE' AND l.settled_at IS NULL) AS unsettled
+       FROM accounts a LEFT JOIN ledger_entries l ON l.account_id = a.id
+      WHERE a.id = $1 GROUP BY a.balance, l.type`,
     [accountId],
   );
+  const typed = rows.filter((row) => row.type !== null);
   return {
-    balance: Number(account.balance),
-    ledgerSum: rows.reduce((sum, row) => sum + Number(row.sum), 0),
-    byType: Object.fromEntries(rows.map((row) => [row.type, Number(row.count)])),
-    unsettledCharges: rows.reduce((sum, row) => sum + Number(row.unsettled), 0),
+    balance: Number(rows[0].balance),
+    ledgerSum: typed.reduce((sum, row) => sum + Number(row.sum), 0),
+    byType: Object.fromEntries(typed.map((row) => [row.type, Number(row.count)])),
+    unsettledCharges: typed.reduce((sum, row) => sum + Number(row.unsettled), 0),
   };
 }

@@ -9,6 +9,8 @@ export const TEST_NUMBERS = {
   ported: '+447400120002',
   failing: '+447400120003',
   slow: '+447400120004',
+  flapping: '+447400120005',
+  switching: '+447400120006',
 } as const;
 
 export const SIX_FIELDS = ['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid'];

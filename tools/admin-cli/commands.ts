@@ -189,24 +189,30 @@ export const COMMANDS: CommandSpec[] = [
     prepare() {
       return async (admin) => {
         const plans = await admin.listPlans();
-        return { json: { plans }, text: table(['plan', 'limit', 'window_seconds'], plans.map((p) => [p.name, p.limit, p.window_seconds])) };
+        return {
+          json: { plans },
+          text: table(['plan', 'limit', 'window_seconds', 'max_watched_numbers'], plans.map((p) => [p.name, p.limit, p.window_seconds, p.max_watched_numbers])),
+        };
       };
     },
   },
   {
     name: 'update-plan',
-    summary: "Change a plan's rate limit (requests per window); running services apply it within seconds.",
+    summary: "Change a plan's rate limit (requests per window), and optionally its watched-numbers limit; running services apply it within seconds.",
     positionals: ['NAME'],
     options: [
       { name: 'limit', value: 'N', description: 'requests per window (required)', required: true },
       { name: 'window', value: 'SECONDS', description: 'window length in seconds (required)', required: true },
+      { name: 'max-watched', value: 'N', description: 'numbers an account may watch across its watchlists (default: unchanged)' },
     ],
-    examples: ['update-plan standard --limit 100 --window 1'],
+    examples: ['update-plan standard --limit 100 --window 1', 'update-plan standard --limit 100 --window 1 --max-watched 20000'],
     prepare(args) {
       const [name] = args.positionals;
       const limit = positiveInteger(stringOption(args, 'limit'), '--limit');
       const windowSeconds = positiveInteger(stringOption(args, 'window'), '--window');
-      return async (admin, actor) => planOutput(await admin.updatePlan(name, { limit, window_seconds: windowSeconds }, actor));
+      const maxWatched = args.options.get('max-watched');
+      const max_watched_numbers = typeof maxWatched === 'string' ? integerArg(maxWatched, '--max-watched', (n) => n >= 0, 'an integer >= 0') : undefined;
+      return async (admin, actor) => planOutput(await admin.updatePlan(name, { limit, window_seconds: windowSeconds, max_watched_numbers }, actor));
     },
   },
 ];
@@ -242,7 +248,10 @@ function accountOutput(account: AccountDto): CommandOutput {
 }
 
 function planOutput(plan: PlanDto): CommandOutput {
-  return { json: plan, text: lines([['plan', plan.name], ['limit', plan.limit], ['window_seconds', plan.window_seconds]]) };
+  return {
+    json: plan,
+    text: lines([['plan', plan.name], ['limit', plan.limit], ['window_seconds', plan.window_seconds], ['max_watched_numbers', plan.max_watched_numbers]]),
+  };
 }
 
 function stringOption(args: ParsedArgs, name: string): string {

@@ -1,10 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { AdminService } from '../../src/admin/admin.service';
-import { createApp } from '../../src/app-factory';
-import { AppConfig } from '../../src/config/app-config';
-import { validateEnvironment } from '../../src/config/environment';
-import { migrate, openDatabase } from '../../src/database/database-runtime';
-import { startUpstreamSimulator } from '../upstream-simulator/simulator';
+import { benchNumbers, withBenchService } from './in-process-service';
 
 export interface BulkBenchmarkOptions {
   /** Numbers in the job (distinct, so the cache does not help). Default 1,000. */
@@ -29,32 +23,9 @@ export interface BulkBenchmarkResult {
  * the wall time from POST /api/v1/filter/bulk to the job reading `completed`.
  */
 export async function runBulkBenchmark(options: Partial<BulkBenchmarkOptions> = {}): Promise<BulkBenchmarkResult> {
-  const { entries = 1000, latencyMs = 200, env: extra = {} } = options;
-  const simulator = await startUpstreamSimulator({ latencyMs });
-  const env = validateEnvironment({
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    PROVIDER: 'hlr-lookups',
-    HLR_LOOKUPS_URL: simulator.url,
-    HLR_LOOKUPS_KEY: 'sim-key',
-    HLR_LOOKUPS_SECRET: 'sim-secret',
-    REDIS_URL: '',
-    // A queue of its own: no other instance on this database takes the benchmark's work, nor it theirs.
-    BULK_QUEUE_NAME: `bulk-bench-${randomBytes(4).toString('hex')}`,
-    CACHE_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`,
-    ...extra,
-  });
-  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
-  await migrate(database.url);
-  const config = new AppConfig(env, database.url);
-  const app = await createApp(config);
-  try {
-    await app.listen(0, '127.0.0.1');
-    const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-    const account = await app.get(AdminService).createAccount({ name: 'bulk benchmark', plan: 'enterprise', credits: entries * 10 }, 'bench');
-    const headers = { Authorization: `Bearer ${account.api_key}`, 'Content-Type': 'application/json' };
-    const phones = Array.from({ length: entries }, (_, i) => `+4474${String(60 + Math.floor(i / 100_000)).padStart(2, '0')}${String(i % 100_000).padStart(5, '0')}5`);
-
+  const { entries = 1000, latencyMs = 200, env = {} } = options;
+  return withBenchService({ latencyMs, credits: entries * 10, env }, async ({ config, base, headers }) => {
+    const phones = benchNumbers(entries);
     const started = performance.now();
     const submitted = await fetch(`${base}/api/v1/filter/bulk`, { method: 'POST', headers, body: JSON.stringify({ phones, source: 'bench' }) });
     if (submitted.status !== 202) throw new Error(`submit: HTTP ${submitted.status} ${await submitted.text()}`);
@@ -75,11 +46,7 @@ export async function runBulkBenchmark(options: Partial<BulkBenchmarkOptions> = 
       entriesPerSecond: Math.round((entries / wallMs) * 1000),
       failed: job.results.filter((entry) => entry.error).length,
     };
-  } finally {
-    await app.close();
-    await simulator.close();
-    await database.stop();
-  }
+  });
 }
 
 if (require.main === module) {

@@ -8,7 +8,7 @@
  * caches, connections). Every scenario, and every warm-up, has numbers of its own (a block of
  * +4474BB…, see load-generator.ts) and each service run its own cache key prefix: no scenario finds
  * answers an earlier one cached. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a
- * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk job.
+ * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk and watchlist jobs.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -18,6 +18,7 @@ import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embe
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
 import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
 import { benchRedis, PRODUCTION_NODE_FLAGS, ROOT, startChild, stopChild } from './processes';
+import { describeWatchlistResult, runWatchlistBenchmark, WatchlistBenchmarkResult } from './watchlist';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
@@ -138,6 +139,7 @@ async function main(): Promise<void> {
   ];
   const figures: Figures[] = [];
   let bulk: BulkBenchmarkResult | undefined;
+  let watchlist: WatchlistBenchmarkResult | undefined;
   try {
     figures.push(await benchBare());
     for (const cache of caches) figures.push(...(await benchService(databaseUrl, cache, { label: 'sandbox', env: { PROVIDER: 'sandbox' }, hit: true })));
@@ -154,7 +156,10 @@ async function main(): Promise<void> {
     } finally {
       await stopChild(simulator);
     }
-    if (process.env.BENCH_BULK !== '0') bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
+    if (process.env.BENCH_BULK !== '0') {
+      bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
+      watchlist = await runWatchlistBenchmark({ env: { DATABASE_URL: databaseUrl } });
+    }
   } finally {
     await redis.stop();
     await stopDatabase();
@@ -173,6 +178,7 @@ async function main(): Promise<void> {
         `${(bulk.wallMs / 1000).toFixed(2)} s wall, ${bulk.entriesPerSecond} entries/s, ${bulk.failed} failed lookups`,
     );
   }
+  if (watchlist) console.log(describeWatchlistResult(watchlist));
 }
 
 main().then(

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DIGEST_HEADERS, digestSignature, HLR_PATHS } from '../../src/provider/adapters/hlr-lookups.protocol';
-import { testNumberRule } from '../../src/provider/adapters/test-numbers';
+import { TestNumberTable } from '../../src/provider/adapters/test-numbers';
 import { describeNumber } from '../../src/provider/numbering-plan';
 import { BODY_FAULTS, BodyFault, breakSchema, hlrAnswer, mnpAnswer, ntAnswer, numberFacts } from './answers';
 
@@ -91,6 +91,7 @@ const MAX_BODY_BYTES = 64 * 1024;
 export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorOptions> = {}): Promise<UpstreamSimulator> {
   const settings: UpstreamSimulatorOptions = { ...SIMULATOR_DEFAULTS, ...options };
   let stats = emptyStats();
+  const testNumbers = new TestNumberTable();
   const timers = new Set<NodeJS.Timeout>();
 
   /** Waits `ms`, or gives up quietly when the client goes away (so a 10 s answer never outlives its caller). */
@@ -180,7 +181,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
       const status = Number(fault.slice('http-'.length));
       return fail(response, status, `HTTP_${status}`, `simulated HTTP ${status}`);
     }
-    const rule = describeNumber(e164).validForPlan ? testNumberRule(e164) : null;
+    const rule = describeNumber(e164).validForPlan ? testNumbers.rule(e164, route) : null;
     if (rule?.kind === 'failure') return fail(response, 503, 'NETWORK_FAILURE', 'simulated upstream failure for this number');
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
     if (fault === 'slow' && !(await wait(settings.slowMs, response))) return;

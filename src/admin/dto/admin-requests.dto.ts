@@ -71,6 +71,13 @@ export class UpdatePlanDto {
   @Min(1)
   @Max(ADMIN_LIMITS.planWindowSeconds)
   window_seconds: number;
+
+  @ApiPropertyOptional({ example: 10_000, minimum: 0, maximum: ADMIN_LIMITS.planMaxWatchedNumbers, description: 'Numbers an account may watch across its watchlists; unchanged when absent.' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(ADMIN_LIMITS.planMaxWatchedNumbers)
+  max_watched_numbers?: number;
 }
 
 export class AuditQueryDto extends PageQueryDto({

@@ -60,6 +60,7 @@ export class PlanDto {
   @ApiProperty({ example: 'free' }) name: string;
   @ApiProperty({ example: 5 }) limit: number;
   @ApiProperty({ example: 1 }) window_seconds: number;
+  @ApiProperty({ example: 10_000, description: 'Numbers an account may watch across its watchlists.' }) max_watched_numbers: number;
 }
 
 export class PlansDto {

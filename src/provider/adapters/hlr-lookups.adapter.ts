@@ -4,11 +4,11 @@ import {
   circuitBreaker,
   CircuitBreakerPolicy,
   CircuitState,
-  ConsecutiveBreaker,
-  handleAll,
   handleType,
+  handleWhen,
   IsolatedCircuitError,
   retry,
+  SamplingBreaker,
   TaskCancelledError,
   timeout,
   TimeoutStrategy,
@@ -18,7 +18,9 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Registry } from 'prom-client';
 import type { z } from 'zod';
-import { CircuitBreakerState, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
+import { CHECK_NAMES } from '../../checks/checks';
+import type { BreakerOptions } from '../../config/app-config';
+import { CircuitBreakerState, Lane, LANES, LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { networkStatusFrom, numberTypeFrom, portabilityFrom, unknownNumberType, UpstreamFailure, UpstreamTally } from './hlr-lookups.answers';
 import { digestHeaders, HLR_PATHS, rateLimitWaitMs } from './hlr-lookups.protocol';
@@ -33,8 +35,9 @@ export interface HlrLookupsOptions {
   timeoutMs: number;
   /** Retries after a connection error (refused, reset, DNS); never after a timeout or an HTTP error. */
   retries: number;
-  breakerThreshold: number;
-  breakerHalfOpenMs: number;
+  breaker: BreakerOptions;
+  /** Bulk numbers looked up at once (BULK_CONCURRENCY): the bulk lane's pool holds a connection for each of their checks. */
+  bulkConcurrency: number;
 }
 
 /** Socket-level errors where the request most likely never reached the upstream: worth one retry. */
@@ -59,19 +62,20 @@ class UpstreamConnectionError extends UpstreamFailure {
  * The real upstream: HLR Lookups API v2 over HTTP(S) with keep-alive, every request HMAC-signed.
  * Each call runs inside circuit breaker → retry (connection errors only) → timeout (per attempt);
  * each answer is then checked against the documented schema and mapped (hlr-lookups.answers.ts).
- * A lookup the upstream could not complete, or an answer that breaks the schema, is a failure for
- * this call only (it does not count towards the breaker). After a 429 no request is sent until its
- * Retry-After has passed. Every failure leaves as ProviderUnavailableError with a reason.
+ * The breaker opens on the upstream's health, not on numbers: a failure rate over a sliding window
+ * with a minimum number of calls, counting transport errors, timeouts, 5xx and bodies that are not
+ * JSON only. A lookup the upstream could not complete, an answer that breaks the schema, and 4xx
+ * (credentials, rate limit, a bad request) are failures of that call only. Live and bulk calls use
+ * separate lanes: each its own breaker and connection pool. After a 429 no request is sent until
+ * its Retry-After has passed. Every failure leaves as ProviderUnavailableError with a reason.
  */
 export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy {
   readonly name = 'hlr-lookups';
   readonly simulated = false;
 
   private readonly base: URL;
-  private readonly agent: http.Agent;
   private readonly transport: typeof http | typeof https;
-  readonly breaker: CircuitBreakerPolicy;
-  private readonly policy;
+  private readonly lanes: Record<Lane, { agent: http.Agent; breaker: CircuitBreakerPolicy; policy: ReturnType<HlrLookupsAdapter['lanePolicy']> }>;
   private readonly probePolicy;
   /** Upstream cost and failures, read by /metrics at scrape time. */
   readonly tally = new UpstreamTally();
@@ -85,45 +89,46 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     this.base = new URL(options.baseUrl.replace(/\/+$/, ''));
     const secure = this.base.protocol === 'https:';
     this.transport = secure ? https : http;
-    const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64, scheduling: 'lifo' as const };
-    this.agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
-
-    this.breaker = circuitBreaker(handleAll, {
-      halfOpenAfter: options.breakerHalfOpenMs,
-      breaker: new ConsecutiveBreaker(options.breakerThreshold),
-    });
-    const retryOnConnectionError = retry(handleType(UpstreamConnectionError), { maxAttempts: options.retries });
-    const perAttemptTimeout = timeout(options.timeoutMs, TimeoutStrategy.Aggressive);
-    this.policy = wrap(this.breaker, retryOnConnectionError, perAttemptTimeout);
-    this.probePolicy = perAttemptTimeout;
+    const sockets: Record<Lane, number> = { interactive: 256, bulk: options.bulkConcurrency * CHECK_NAMES.length };
+    this.lanes = Object.fromEntries(
+      LANES.map((lane) => {
+        const agentOptions = { keepAlive: true, maxSockets: sockets[lane], maxFreeSockets: Math.min(64, sockets[lane]), scheduling: 'lifo' as const };
+        const breaker = circuitBreaker(handleWhen(isUpstreamUnhealthy), {
+          halfOpenAfter: options.breaker.halfOpenMs,
+          breaker: samplingBreaker(options.breaker),
+        });
+        return [lane, { agent: secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions), breaker, policy: this.lanePolicy(breaker) }];
+      }),
+    ) as HlrLookupsAdapter['lanes'];
+    this.probePolicy = timeout(options.timeoutMs, TimeoutStrategy.Aggressive);
   }
 
-  override get circuitState(): CircuitBreakerState {
+  override circuitState(lane: Lane = 'interactive'): CircuitBreakerState {
     return ({ [CircuitState.Closed]: 'closed', [CircuitState.Open]: 'open', [CircuitState.HalfOpen]: 'half-open', [CircuitState.Isolated]: 'isolated' } as const)[
-      this.breaker.state
+      this.lanes[lane].breaker.state
     ];
   }
 
-  async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
-    return this.lookup(HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusFrom);
+  async networkStatus(e164: string, lane: Lane = 'interactive'): Promise<NetworkStatusAnswer> {
+    return this.lookup(lane, HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusFrom);
   }
 
-  async numberType(e164: string): Promise<NumberTypeAnswer> {
-    return this.lookup(HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
+  async numberType(e164: string, lane: Lane = 'interactive'): Promise<NumberTypeAnswer> {
+    return this.lookup(lane, HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
       const result = numberTypeFrom(answer);
       this.noteUnknownNumberType(answer);
       return result;
     });
   }
 
-  async portability(e164: string): Promise<PortabilityAnswer> {
-    return this.lookup(HLR_PATHS.mnpLookup, { msisdn: e164 }, mnpLookupAnswer, portabilityFrom);
+  async portability(e164: string, lane: Lane = 'interactive'): Promise<PortabilityAnswer> {
+    return this.lookup(lane, HLR_PATHS.mnpLookup, { msisdn: e164 }, mnpLookupAnswer, portabilityFrom);
   }
 
   /** GET /auth-test with the timeout only: reachability and credentials, whatever the breaker says. */
   async ping(): Promise<void> {
     try {
-      await this.probePolicy.execute(({ signal }) => this.send('GET', HLR_PATHS.authTest, undefined, signal), new AbortController().signal);
+      await this.probePolicy.execute(({ signal }) => this.send('interactive', 'GET', HLR_PATHS.authTest, undefined, signal), new AbortController().signal);
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
@@ -134,18 +139,25 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
   }
 
   onModuleDestroy(): void {
-    this.agent.destroy();
+    for (const lane of LANES) this.lanes[lane].agent.destroy();
+  }
+
+  /** breaker → retry (connection errors only) → timeout (per attempt), around one lane's calls. */
+  private lanePolicy(breaker: CircuitBreakerPolicy) {
+    const retryOnConnectionError = retry(handleType(UpstreamConnectionError), { maxAttempts: this.options.retries });
+    return wrap(breaker, retryOnConnectionError, timeout(this.options.timeoutMs, TimeoutStrategy.Aggressive));
   }
 
   /** One lookup: the HTTP call, the schema check, then the mapping; every failure tallied once. */
   private async lookup<A extends { cost: string; error_code?: number | null }, R>(
+    lane: Lane,
     path: string,
     payload: object,
     schema: z.ZodType<A>,
     map: (answer: A) => R,
   ): Promise<R> {
     try {
-      const answer = this.parse(path, schema, await this.call(path, payload));
+      const answer = this.parse(path, schema, await this.call(lane, path, payload));
       this.tally.addCost(path, answer.cost);
       const result = map(answer);
       // A completed lookup may carry an error_code as context: the answer stands, the code is counted.
@@ -158,7 +170,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     }
   }
 
-  private async call(path: string, payload: object): Promise<unknown> {
+  private async call(lane: Lane, path: string, payload: object): Promise<unknown> {
     const waitMs = this.rateLimitedUntil - Date.now();
     if (waitMs > 0) {
       throw new UpstreamFailure(`upstream rate limit: asked to wait ${Math.ceil(waitMs / 1000)} s more (HTTP 429)`, 'upstream_error', 'rate_limit_wait');
@@ -166,7 +178,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     try {
       // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const parent = new AbortController().signal;
-      return await this.policy.execute(({ signal }) => this.send('POST', path, payload, signal), parent);
+      return await this.lanes[lane].policy.execute(({ signal }) => this.send(lane, 'POST', path, payload, signal), parent);
     } catch (error) {
       throw toUnavailable(error, this.options.timeoutMs);
     }
@@ -206,7 +218,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
     return Math.ceil(waitMs / 1000);
   }
 
-  private send(method: 'GET' | 'POST', path: string, payload: object | undefined, signal: AbortSignal): Promise<unknown> {
+  private send(lane: Lane, method: 'GET' | 'POST', path: string, payload: object | undefined, signal: AbortSignal): Promise<unknown> {
     const body = payload === undefined ? '' : JSON.stringify(payload);
     const headers: Record<string, string | number> = {
       Accept: 'application/json',
@@ -225,7 +237,7 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
           path: `${this.base.pathname === '/' ? '' : this.base.pathname}${path}`,
           method,
           headers,
-          agent: this.agent,
+          agent: this.lanes[lane].agent,
           signal,
         },
         (response) => {
@@ -268,6 +280,22 @@ export class HlrLookupsAdapter extends LookupProvider implements OnModuleDestroy
       request.end(body);
     });
   }
+}
+
+/**
+ * What counts against the upstream's health: it could not be reached or did not answer in time,
+ * answered 5xx, or sent a body that is not JSON. Not: 4xx (credentials, its rate limit, a request it
+ * refused) nor the failure of one number's lookup — those say nothing about the upstream for others.
+ */
+function isUpstreamUnhealthy(error: Error): boolean {
+  if (error instanceof UpstreamFailure) return /^http_5\d\d$/.test(error.kind) || error.kind === 'invalid_answer';
+  if (error instanceof ProviderUnavailableError) return error.reason === 'timeout' || error.reason === 'network';
+  return true; // cockatiel's own timeout (TaskCancelledError) and anything unexpected
+}
+
+/** cockatiel's SamplingBreaker counts a minimum rate of calls; the minimum count over the window gives it. */
+function samplingBreaker({ failureRate, windowMs, minCalls }: BreakerOptions): SamplingBreaker {
+  return new SamplingBreaker({ threshold: failureRate, duration: windowMs, minimumRps: minCalls / (windowMs / 1000) });
 }
 
 /** The upstream's own words from an error body, for the log line (never shown to customers). */

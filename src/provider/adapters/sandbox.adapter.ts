@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LookupProvider, ProviderUnavailableError } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { describeNumber, originalCarrier } from '../numbering-plan';
-import { portedCarrier, TestNumberRule, testNumberRule } from './test-numbers';
+import { CheckName } from '../../checks/checks';
+import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
 
@@ -16,6 +17,7 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   readonly name = 'sandbox';
   readonly simulated = true;
   private readonly logger = new Logger('LookupProvider');
+  private readonly testNumbers = new TestNumberTable();
 
   constructor(private readonly timeoutMs: number) {
     super();
@@ -26,28 +28,28 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
   }
 
   async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
-    const rule = await this.networkRule(e164);
+    const rule = await this.networkRule(e164, 'network_status');
     if (!rule) return { status: 'ABSENT', carrier: null };
     return { status: rule.status, carrier: await this.currentCarrier(e164, rule.isPorted) };
   }
 
   async numberType(e164: string): Promise<NumberTypeAnswer> {
-    await this.networkRule(e164);
+    await this.networkRule(e164, 'line_type');
     return { lineType: describeNumber(e164).lineType };
   }
 
   async portability(e164: string): Promise<PortabilityAnswer> {
-    const rule = await this.networkRule(e164);
+    const rule = await this.networkRule(e164, 'portability');
     if (!rule) return { isPorted: false, carrier: null };
     return { isPorted: rule.isPorted, carrier: await this.currentCarrier(e164, rule.isPorted) };
   }
 
   async ping(): Promise<void> {}
 
-  /** The table's rule for a plan-valid number (null when not valid), after its failure or delay. */
-  private async networkRule(e164: string): Promise<NetworkRule | null> {
+  /** The table's rule for one lookup of a plan-valid number (null when not valid), after its failure or delay. */
+  private async networkRule(e164: string, check: CheckName): Promise<NetworkRule | null> {
     if (!describeNumber(e164).validForPlan) return null;
-    const rule = testNumberRule(e164);
+    const rule = this.testNumbers.rule(e164, check);
     if (rule.kind === 'failure') throw new ProviderUnavailableError('sandbox: simulated upstream failure', 'upstream_error');
     if (rule.kind === 'slow') {
       if (rule.delayMs > this.timeoutMs) {

@@ -1,4 +1,4 @@
-import { portedCarrier, SLOW_ANSWER_DELAY_MS, testNumberRule } from './test-numbers';
+import { portedCarrier, SLOW_ANSWER_DELAY_MS, TestNumberTable, testNumberRule } from './test-numbers';
 
 describe('test-number rules (API.md section 10)', () => {
   it.each([
@@ -8,10 +8,50 @@ describe('test-number rules (API.md section 10)', () => {
     ['+447400120003', { kind: 'failure' }],
     ['+447400120004', { kind: 'slow', delayMs: SLOW_ANSWER_DELAY_MS, status: 'CONNECTED', isPorted: false }],
     ['+447400120005', { kind: 'answer', status: 'CONNECTED', isPorted: false }],
+    ['+447400120006', { kind: 'answer', status: 'CONNECTED', isPorted: false }],
+    ['+447400120007', { kind: 'answer', status: 'CONNECTED', isPorted: false }],
     ['+14155552671', { kind: 'answer', status: 'CONNECTED', isPorted: false }],
     ['4915123450000', { kind: 'answer', status: 'ABSENT', isPorted: false }],
   ])('%s → %j', (number, rule) => {
     expect(testNumberRule(number)).toEqual(rule);
+  });
+
+  it('alternates a number ending 0005 between CONNECTED and ABSENT at each lookup', () => {
+    const table = new TestNumberTable();
+    const statuses = [1, 2, 3, 4].map(() => table.rule('+447400120005', 'network_status'));
+    expect(statuses.map((rule) => (rule.kind === 'answer' ? rule.status : rule.kind))).toEqual(['CONNECTED', 'ABSENT', 'CONNECTED', 'ABSENT']);
+  });
+
+  it('alternates the operator of a number ending 0006 (ported away and back) at each lookup', () => {
+    const table = new TestNumberTable();
+    const turns = [1, 2, 3].map(() => table.rule('+447400120006', 'network_status'));
+    expect(turns).toEqual([
+      { kind: 'answer', status: 'CONNECTED', isPorted: false },
+      { kind: 'answer', status: 'CONNECTED', isPorted: true },
+      { kind: 'answer', status: 'CONNECTED', isPorted: false },
+    ]);
+  });
+
+  it('counts each kind of lookup and each number apart, so the lookups of one answer agree', () => {
+    const table = new TestNumberTable();
+    table.rule('+447400120005', 'network_status');
+    expect(table.rule('+447400120005', 'portability')).toEqual({ kind: 'answer', status: 'CONNECTED', isPorted: false });
+    expect(table.rule('+447400990005', 'network_status')).toEqual({ kind: 'answer', status: 'CONNECTED', isPorted: false });
+    expect(table.rule('+447400120005', 'network_status')).toEqual({ kind: 'answer', status: 'ABSENT', isPorted: false });
+  });
+
+  it('answers the other numbers by the fixed table, however often they are looked up', () => {
+    const table = new TestNumberTable();
+    for (let i = 0; i < 3; i++) {
+      expect(table.rule('+447400120000', 'network_status')).toEqual({ kind: 'answer', status: 'ABSENT', isPorted: false });
+      expect(table.rule('+447400123456', 'network_status')).toEqual({ kind: 'answer', status: 'CONNECTED', isPorted: false });
+    }
+  });
+
+  it('gives two tables (two sandboxes, two simulators) their own counts', () => {
+    const first = new TestNumberTable();
+    first.rule('+447400120005', 'network_status');
+    expect(new TestNumberTable().rule('+447400120005', 'network_status')).toEqual({ kind: 'answer', status: 'CONNECTED', isPorted: false });
   });
 
   it('makes the slow answer longer than the default 3 s timeout', () => {

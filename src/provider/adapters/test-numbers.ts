@@ -24,9 +24,48 @@ export const TEST_NUMBER_RULES: Readonly<Record<string, TestNumberRule>> = {
 
 const DEFAULT_RULE: TestNumberRule = { kind: 'answer', status: 'CONNECTED', isPorted: false };
 
-/** The rule for a number (E.164 or bare digits) that is valid for its numbering plan. */
+/** The rule for a number (E.164 or bare digits) that is valid for its numbering plan, at its first lookup. */
 export function testNumberRule(number: string): TestNumberRule {
-  return TEST_NUMBER_RULES[number.slice(-4)] ?? DEFAULT_RULE;
+  return ALTERNATING_RULES[number.slice(-4)]?.[0] ?? TEST_NUMBER_RULES[number.slice(-4)] ?? DEFAULT_RULE;
+}
+
+/**
+ * Numbers whose answer changes at each live lookup, so that a watchlist shows changes at once: 0005
+ * alternates CONNECTED and ABSENT; 0006 alternates its operator (its original one, then another: it
+ * is ported away, then back, so is_ported alternates with it).
+ */
+const ALTERNATING_RULES: Readonly<Record<string, readonly [TestNumberRule, TestNumberRule]>> = {
+  '0005': [
+    { kind: 'answer', status: 'CONNECTED', isPorted: false },
+    { kind: 'answer', status: 'ABSENT', isPorted: false },
+  ],
+  '0006': [
+    { kind: 'answer', status: 'CONNECTED', isPorted: false },
+    { kind: 'answer', status: 'CONNECTED', isPorted: true },
+  ],
+};
+
+/** Bounds the memory of the lookup counts (only alternating numbers are counted); past it they start over. */
+const MAX_COUNTED_NUMBERS = 100_000;
+
+/**
+ * The test-number table with the memory the alternating numbers need: one per sandbox adapter and
+ * one per simulator. Lookups are counted per number and per kind of lookup (an upstream endpoint, a
+ * check), so that the several lookups of one answer (network status and portability) agree.
+ */
+export class TestNumberTable {
+  private readonly lookups = new Map<string, number>();
+
+  /** The rule for one live lookup of `number` by `lookup`. */
+  rule(number: string, lookup: string): TestNumberRule {
+    const turns = ALTERNATING_RULES[number.slice(-4)];
+    if (!turns) return testNumberRule(number);
+    const key = `${lookup}:${number}`;
+    const done = this.lookups.get(key) ?? 0;
+    if (done === 0 && this.lookups.size >= MAX_COUNTED_NUMBERS) this.lookups.clear();
+    this.lookups.set(key, done + 1);
+    return turns[done % 2];
+  }
 }
 
 /**

@@ -7,6 +7,14 @@ import ipaddr from 'ipaddr.js';
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 /**
+ * NAT64's local-use prefix (RFC 8215) can embed the IPv4 at several positions (/48, /56, /64 layouts,
+ * RFC 6052 2.2), so no single decoding is right; it only exists inside an operator's network: refused
+ * whole. ipaddr.js names it `rfc6052` together with the well-known 64:ff9b::/96, whose /96 form is
+ * the only one decoded.
+ */
+const NAT64_LOCAL_USE = ipaddr.parseCIDR('64:ff9b:1::/48');
+
+/**
  * IPv6 forms that carry an IPv4 address: the connection ends up at that IPv4 (a NAT64 gateway, a
  * 6to4 relay, a Teredo peer, or the kernel itself for IPv4-mapped), so that IPv4 is what is judged.
  * Each returns the embedded address from the 8 sixteen-bit parts.
@@ -14,7 +22,7 @@ const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 const EMBEDDED_IPV4: Record<string, (parts: number[]) => ipaddr.IPv4> = {
   ipv4Mapped: (p) => v4(p[6], p[7]), // ::ffff:a.b.c.d
   rfc6145: (p) => v4(p[6], p[7]), // ::ffff:0:a.b.c.d (IPv4-translated)
-  rfc6052: (p) => v4(p[6], p[7]), // 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64), the /96 suffix form
+  rfc6052: (p) => v4(p[6], p[7]), // 64:ff9b::/96 (NAT64, well-known prefix; 64:ff9b:1::/48 is refused before)
   '6to4': (p) => v4(p[1], p[2]), // 2002:aabb:ccdd::/48
   teredo: (p) => v4(p[6] ^ 0xffff, p[7] ^ 0xffff), // 2001:0::/32, the client's address, obfuscated
 };
@@ -27,7 +35,7 @@ function v4(high: number, low: number): ipaddr.IPv4 {
  * Why `address` is not a global unicast address a callback may reach, or undefined when it is.
  * Judged by ipaddr.js's range names: IPv4 must be `unicast` (not private, loopback, link-local,
  * carrier-grade NAT, reserved, multicast...); IPv6 must be in 2000::/3 and `unicast`, except the forms
- * that embed an IPv4 (IPv4-mapped, IPv4-translated, NAT64, 6to4, Teredo), where the embedded IPv4 is
+ * that embed an IPv4 (IPv4-mapped, IPv4-translated, NAT64 64:ff9b::/96, 6to4, Teredo), where the embedded IPv4 is
  * judged instead. Zone ids (`fe80::1%eth0`) are refused: they only exist on local links.
  */
 export function nonPublicReason(address: string): string | undefined {
@@ -39,6 +47,7 @@ export function nonPublicReason(address: string): string | undefined {
   }
   const v6 = parsed as ipaddr.IPv6;
   if (v6.zoneId !== undefined) return `${address} has a zone id (a local link)`;
+  if (v6.match(NAT64_LOCAL_USE)) return `${address} is not a public address (NAT64 local-use prefix 64:ff9b:1::/48)`;
   const range = v6.range();
   const embedded = EMBEDDED_IPV4[range];
   if (embedded) {

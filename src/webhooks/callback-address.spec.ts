@@ -25,6 +25,8 @@ describe('callback addresses (server-side request forgery)', () => {
     ['2001:4860:4860::8888%eth0', false], // a zone id: a local link
     ['2002:0808:0808::1', true], // 6to4 of 8.8.8.8
     ['64:ff9b::808:808', true], // NAT64 of 8.8.8.8
+    ['64:ff9b:1:7f00:0:100:808:808', false], // local-use NAT64: 127.0.0.1 in its /48 layout, 8.8.8.8 read as /96
+    ['64:ff9b:1::808:808', false], // local-use NAT64 is an operator's internal prefix, whatever it embeds
     ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', true], // Teredo, client 8.8.8.8 (obfuscated)
   ])('%s is public: %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
@@ -50,7 +52,7 @@ describe('callback addresses (server-side request forgery)', () => {
     ['::ffff:0:7f00:1', /rfc6145 of 127\.0\.0\.1, loopback/], // IPv4-translated
     ['::ffff:7f00:1', /ipv4Mapped of 127\.0\.0\.1, loopback/],
     ['64:ff9b::a9fe:a9fe', /rfc6052 of 169\.254\.169\.254, linkLocal/], // NAT64, well-known prefix
-    ['64:ff9b:1::7f00:1', /rfc6052 of 127\.0\.0\.1, loopback/], // NAT64, local-use prefix (RFC 8215)
+    ['64:ff9b:1::7f00:1', /NAT64 local-use prefix/], // NAT64, local-use prefix (RFC 8215)
     ['2002:7f00:1::', /6to4 of 127\.0\.0\.1, loopback/],
     ['2002:c0a8:0101::1', /6to4 of 192\.168\.1\.1, private/],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe', /teredo of 127\.0\.0\.1, loopback/],
@@ -68,7 +70,8 @@ describe('callback addresses (server-side request forgery)', () => {
   it.each([
     ['http://[::127.0.0.1]/', /not global unicast/],
     ['http://[::ffff:0:127.0.0.1]/', /127\.0\.0\.1, loopback/],
-    ['http://[64:ff9b:1::7f00:1]/', /127\.0\.0\.1, loopback/],
+    ['http://[64:ff9b:1::7f00:1]/', /NAT64 local-use prefix/],
+    ['http://[64:ff9b:1:7f00:0:100:808:808]/', /NAT64 local-use prefix/],
     ['http://[2002:7f00:1::]/', /127\.0\.0\.1, loopback/],
     ['http://2130706433/', /127\.0\.0\.1 is not a public address/], // the URL parser reads the number as 127.0.0.1
     ['http://localhost./', /localhost is this machine/],

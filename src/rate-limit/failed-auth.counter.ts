@@ -1,0 +1,82 @@
+import type Redis from 'ioredis';
+import { WindowCount } from './rate-limit-policy';
+
+/**
+ * The counts of the failed-authentication limit: one fixed window per key, opened by its first
+ * attempt. `add` counts and answers the new count in ONE atomic step, so concurrent attempts can
+ * never all read the same count and all pass (the race a read-then-verify-then-count design has);
+ * `giveBack` returns an attempt that turned out to be allowed.
+ */
+export interface FailedAuthCounter {
+  add(key: string, windowMs: number): Promise<WindowCount>;
+  giveBack(key: string): Promise<void>;
+}
+
+interface Entry {
+  count: number;
+  expiresAt: number;
+}
+
+const SWEEP_INTERVAL_MS = 10_000;
+
+/** This process's counts: without Redis, and while a configured Redis is unreachable. */
+export class MemoryFailedAuthCounter implements FailedAuthCounter {
+  private readonly entries = new Map<string, Entry>();
+  private nextSweep = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async add(key: string, windowMs: number): Promise<WindowCount> {
+    const now = this.now();
+    this.sweep(now);
+    let entry = this.entries.get(key);
+    if (!entry || entry.expiresAt <= now) {
+      entry = { count: 0, expiresAt: now + windowMs };
+      this.entries.set(key, entry);
+    }
+    entry.count += 1;
+    return { hits: entry.count, secondsToReset: Math.ceil((entry.expiresAt - now) / 1000) };
+  }
+
+  async giveBack(key: string): Promise<void> {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > this.now() && entry.count > 0) entry.count -= 1;
+  }
+
+  /** Forgets closed windows now and then, so a scan from many addresses does not accumulate. */
+  private sweep(now: number): void {
+    if (now < this.nextSweep) return;
+    this.nextSweep = now + SWEEP_INTERVAL_MS;
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key);
+  }
+}
+
+/** INCR and the window's expiry in one script: atomic for every instance sharing the Redis. */
+const ADD_SCRIPT = `
+local hits = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {hits, ttl}`;
+
+/** Decrements only a live window above 0: a give-back after the window closed must not open one at -1. */
+const GIVE_BACK_SCRIPT = `
+local hits = tonumber(redis.call('GET', KEYS[1]) or '0')
+if hits > 0 then redis.call('DECR', KEYS[1]) end
+return 0`;
+
+/** Shared counts in Redis (the client's key prefix applies); every call throws while Redis is down. */
+export class RedisFailedAuthCounter implements FailedAuthCounter {
+  constructor(private readonly redis: Redis) {}
+
+  async add(key: string, windowMs: number): Promise<WindowCount> {
+    const [hits, ttlMs] = (await this.redis.eval(ADD_SCRIPT, 1, key, windowMs)) as [number, number];
+    return { hits, secondsToReset: Math.ceil(ttlMs / 1000) };
+  }
+
+  async giveBack(key: string): Promise<void> {
+    await this.redis.eval(GIVE_BACK_SCRIPT, 1, key);
+  }
+}

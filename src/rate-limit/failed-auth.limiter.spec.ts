@@ -1,0 +1,97 @@
+import type { Request } from 'express';
+import { randomBytes } from 'node:crypto';
+import { Credential, limitedAttempt } from '../auth/api-key.guard';
+import { AppError } from '../common/errors';
+import type { AppConfig } from '../config/app-config';
+import { FailedAuthLimiter } from './failed-auth.limiter';
+import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
+import { RateLimitStorage } from './rate-limit-storage';
+import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
+
+const LIMIT = 5;
+const config = { ipRateLimit: { limit: LIMIT, windowSeconds: 30 } } as AppConfig;
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+function from(address: string): Request {
+  return { ip: address, socket: {} } as unknown as Request;
+}
+
+const wrong = () => {
+  throw new AppError('INVALID_API_KEY', 'Wrong admin token.');
+};
+
+/** Runs attempts all at once, as a burst of connections does, and says how each ended. */
+async function burst(limiter: FailedAuthLimiter, credential: Credential, verifies: Array<() => unknown>, request: Request) {
+  const outcomes = await Promise.allSettled(verifies.map((verify) => limitedAttempt(limiter, request, credential, verify)));
+  return outcomes.map((outcome) => (outcome.status === 'fulfilled' ? 200 : (outcome.reason as AppError).status));
+}
+
+describe.each([
+  ['in memory', async (): Promise<RateLimitStorage> => new MemoryRateLimitStorage()],
+  [
+    'in Redis',
+    async (): Promise<RateLimitStorage> => {
+      const redis = createRedisClient(REDIS_URL, `pf:test:${randomBytes(6).toString('hex')}:rl:`);
+      await firstConnection(redis);
+      return new RedisRateLimitStorage(redis);
+    },
+  ],
+])('FailedAuthLimiter %s', (_name, makeStorage) => {
+  let storage: RateLimitStorage;
+  let limiter: FailedAuthLimiter;
+  beforeEach(async () => {
+    storage = await makeStorage();
+    limiter = new FailedAuthLimiter(storage, config);
+  });
+  afterEach(() => storage.close());
+
+  it('verifies at most the limit of a concurrent burst of admin tokens, and refuses the right one late in it', async () => {
+    let verified = 0;
+    const verifies = Array.from({ length: 200 }, (_, i) => () => {
+      verified += 1;
+      if (i !== 150) wrong();
+    });
+
+    const statuses = await burst(limiter, 'admin_token', verifies, from('203.0.113.1'));
+
+    expect(verified).toBeLessThanOrEqual(LIMIT);
+    expect(statuses[150]).toBe(429);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(verified);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(200 - verified);
+  });
+
+  it('gives a verified admin token its attempt back: an administrator never uses up the limit', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < LIMIT * 4; i++) statuses.push(...(await burst(limiter, 'admin_token', [() => undefined], from('203.0.113.2'))));
+    expect(statuses).toEqual(Array(LIMIT * 4).fill(200));
+    expect(await burst(limiter, 'admin_token', Array.from({ length: LIMIT + 1 }, () => wrong), from('203.0.113.2'))).toEqual([
+      ...Array(LIMIT).fill(401),
+      429,
+    ]);
+  });
+
+  it('always verifies an API key: a valid one passes from a limited address, wrong ones are counted and refused', async () => {
+    const address = from('203.0.113.3');
+    const flood = await burst(limiter, 'api_key', Array.from({ length: 50 }, () => wrong), address);
+    expect(flood.filter((status) => status === 401)).toHaveLength(LIMIT);
+    expect(flood.filter((status) => status === 429)).toHaveLength(50 - LIMIT);
+
+    expect(await burst(limiter, 'api_key', [() => 'account'], address)).toEqual([200]);
+    // The admin token's count is its own: the flood of wrong keys does not lock the administrator out.
+    expect(await burst(limiter, 'admin_token', [() => undefined], address)).toEqual([200]);
+  });
+});
+
+describe('FailedAuthLimiter while its Redis is down', () => {
+  it('counts in this process instead of leaving guesses unlimited', async () => {
+    const storage = new RedisRateLimitStorage(createRedisClient('redis://127.0.0.1:1', 'pf:test:down:'));
+    const limiter = new FailedAuthLimiter(storage, config);
+    try {
+      const statuses = await burst(limiter, 'admin_token', Array.from({ length: LIMIT + 3 }, () => wrong), from('203.0.113.4'));
+      expect(statuses.filter((status) => status === 401)).toHaveLength(LIMIT);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(3);
+    } finally {
+      await storage.close();
+    }
+  });
+});
