@@ -5,6 +5,7 @@ import { SandboxAdapter } from './adapters/sandbox.adapter';
 import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
 import { LookupProvider } from './lookup-provider';
 import { LookupService } from './lookup.service';
+import { TieredLookupCacheStore } from './tiered-lookup-cache.store';
 import { ProviderHealth } from './provider-health';
 import { ProviderMetrics } from './provider-metrics';
 
@@ -26,10 +27,13 @@ export function createLookupProvider(config: AppConfig): LookupProvider {
   }
 }
 
-/** Redis when REDIS_URL is set (shared by every instance), otherwise a bounded in-process LRU. */
+/**
+ * Redis when REDIS_URL is set (shared by every instance, with an in-process tier in front bounded by
+ * the Redis TTLs), otherwise a bounded in-process LRU.
+ */
 export function createLookupCacheStore(config: AppConfig): LookupCacheStore {
   return config.redisUrl
-    ? new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix)
+    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix), config.cache.maxEntries)
     : new MemoryLookupCacheStore(config.cache.maxEntries);
 }
 

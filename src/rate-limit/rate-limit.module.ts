@@ -1,11 +1,10 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { AuthenticationAttempts } from '../auth/api-key.guard';
 import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
 import { FailedAuthLimiter } from './failed-auth.limiter';
 import { MemoryRateLimitStorage } from './memory-rate-limit.storage';
-import { planThrottlerOptions, PlanRateLimitGuard } from './plan-rate-limit.guard';
+import { PlanRateLimitGuard } from './plan-rate-limit.guard';
 import { RateLimitStorage } from './rate-limit-storage';
 import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
 
@@ -34,10 +33,7 @@ export class RateLimitStorageModule implements OnApplicationShutdown {
  * PlanRateLimitGuard as a global guard after ApiKeyGuard, which finds AuthenticationAttempts here.
  */
 @Module({
-  imports: [
-    RateLimitStorageModule,
-    ThrottlerModule.forRootAsync({ imports: [RateLimitStorageModule], inject: [RateLimitStorage], useFactory: planThrottlerOptions }),
-  ],
+  imports: [RateLimitStorageModule],
   providers: [PlanRateLimitGuard, FailedAuthLimiter, { provide: AuthenticationAttempts, useExisting: FailedAuthLimiter }],
   exports: [PlanRateLimitGuard, AuthenticationAttempts],
 })

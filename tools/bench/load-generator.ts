@@ -11,8 +11,11 @@ export interface LoadRequest {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** Instead of `body`: a distinct valid UK mobile number per request, so every lookup misses the cache. */
-  uniquePhones?: boolean;
+  /**
+   * Instead of `body`: a distinct valid UK mobile number per request, all in this block (see
+   * `phoneInBlock`), so every lookup misses the cache. The orchestrator gives each scenario its own block.
+   */
+  phoneBlock?: number;
   connections: number;
   durationSeconds: number;
 }
@@ -24,18 +27,26 @@ export interface LoadFigures {
   non2xx: number;
 }
 
-function uniqueNumbers(): () => string {
-  let next = Math.floor(Math.random() * 50_000);
-  return () => {
-    next = (next + 1) % 100_000;
-    if (next % 10_000 < 5) next += 5; // the test numbers ending 0000-0004 simulate failures
-    return `+4474001${String(next).padStart(5, '0')}`;
-  };
+/** Blocks 00-99 of +4474BB NNNNNN: a million valid UK mobile numbers each. */
+export function phoneInBlock(block: number, index: number): string {
+  if (!Number.isInteger(block) || block < 0 || block > 99) throw new Error(`phone block ${block} is not 0-99`);
+  let n = index % 1_000_000;
+  if (n % 10_000 < 5) n += 5; // the test numbers ending 0000-0004 simulate failures
+  return `+4474${String(block).padStart(2, '0')}${String(n).padStart(6, '0')}`;
+}
+
+function uniqueNumbers(block: number): () => string {
+  let next = 0;
+  return () => phoneInBlock(block, next++);
+}
+
+function uniqueBodies(block: number): (r: autocannon.Request) => autocannon.Request {
+  const next = uniqueNumbers(block);
+  return (r) => ({ ...r, body: JSON.stringify({ phone: next(), source: 'bench' }) });
 }
 
 async function main(): Promise<void> {
   const request = JSON.parse(process.argv[2]) as LoadRequest;
-  const next = uniqueNumbers();
   const result = await autocannon({
     url: request.url,
     method: request.method ?? 'GET',
@@ -43,9 +54,7 @@ async function main(): Promise<void> {
     body: request.body,
     connections: request.connections,
     duration: request.durationSeconds,
-    ...(request.uniquePhones
-      ? { requests: [{ setupRequest: (r: autocannon.Request) => ({ ...r, body: JSON.stringify({ phone: next(), source: 'bench' }) }) }] }
-      : {}),
+    ...(request.phoneBlock !== undefined ? { requests: [{ setupRequest: uniqueBodies(request.phoneBlock) }] } : {}),
   });
   const figures: LoadFigures = {
     requestsPerSecond: Math.round(result.requests.average),
@@ -56,4 +65,4 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify(figures));
 }
 
-void main();
+if (require.main === module) void main();

@@ -1,77 +1,41 @@
 /**
- * `npm run bench`: throughput and latency of POST /api/v1/filter against a bare NestJS route, in one run.
- * Servers run as child processes, compiled and started as in production (`npm run start:prod`: the
- * same Node flags); the load generator (autocannon) runs in a process of its own, on the same cores. Each scenario is
- * measured after a warm-up (JIT, caches, connections). Uses DATABASE_URL when set, otherwise an
- * embedded PostgreSQL in a temporary folder. `npm run bench` builds first.
+ * `npm run bench`: throughput and latency of POST /api/v1/filter against a bare NestJS route, in one run,
+ * in both cache configurations: in memory (no REDIS_URL) and as a fleet runs it (REDIS_URL: the shared
+ * cache and rate-limit counts in Redis; REDIS_URL when given, otherwise a redis-server the bench starts
+ * on a free port). Servers run as child processes, compiled and started as in production (`npm run
+ * start:prod`: the same Node flags, and the Node running the bench); the load generator (autocannon)
+ * runs in a process of its own, on the same cores. Each scenario is measured after a warm-up (JIT,
+ * caches, connections). Every scenario, and every warm-up, has numbers of its own (a block of
+ * +4474BB…, see load-generator.ts) and each service run its own cache key prefix: no scenario finds
+ * answers an earlier one cached. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a
+ * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk and watchlist jobs.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
+import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
+import { benchRedis, PRODUCTION_NODE_FLAGS, ROOT, startChild, stopChild } from './processes';
 import { describeWatchlistResult, runWatchlistBenchmark, WatchlistBenchmarkResult } from './watchlist';
-import type { LoadFigures, LoadRequest } from './load-generator';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 
-const ROOT = resolve(__dirname, '../..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP ?? 5);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
-/** The Node flags of `npm run start:prod` (package.json), so the service runs here as it does there. */
-const PRODUCTION_NODE_FLAGS = productionNodeFlags();
 
 interface Figures extends LoadFigures {
   scenario: string;
 }
 
-
-function productionNodeFlags(): string[] {
-  const scripts = (JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const match = /^node ((?:--\S+ )*)dist\/src\/main$/.exec(scripts['start:prod']);
-  if (!match) throw new Error(`start:prod is not "node [flags] dist/src/main": ${scripts['start:prod']}`);
-  return match[1].trim().split(' ').filter(Boolean);
-}
-
-/** Starts a compiled server script (dist/) and resolves once `ready` answers (a URL polled, or a line of output). */
-async function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string): Promise<ChildProcess> {
-  const compiled = resolve(ROOT, 'dist', script.replace(/\.ts$/, '.js'));
-  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: build first (npm run build)`);
-  const child = spawn(process.execPath, [...PRODUCTION_NODE_FLAGS, compiled, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolveReady, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (ready instanceof RegExp && ready.test(output)) resolveReady();
-    };
-    if (typeof ready === 'string') {
-      const poll = () =>
-        fetch(ready).then(
-          (res) => (res.ok ? resolveReady() : setTimeout(poll, 200)),
-          () => setTimeout(poll, 200),
-        );
-      poll();
-    }
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${script} exited (${code}):\n${output}`)));
-  });
-  return child;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
-  child.kill('SIGTERM');
-  await exited;
+/** Number blocks handed out in order: no two scenarios (nor a warm-up and its scenario) share a number. */
+let lastBlock = 9;
+function freshBlock(): number {
+  lastBlock += 1;
+  return lastBlock;
 }
 
 /** Runs the load generator (a process of its own, see load-generator.ts) and returns its figures. */
@@ -104,22 +68,53 @@ async function createBenchAccount(databaseUrl: string, baseUrl: string): Promise
   return ((await res.json()) as { api_key: string }).api_key;
 }
 
-async function benchService(databaseUrl: string, label: string, extraEnv: Record<string, string>): Promise<Figures[]> {
+/** A cache configuration of the service: the environment that selects it and how its rows are named. */
+interface CacheConfig {
+  name: string;
+  env: Record<string, string>;
+}
+
+interface ServiceScenarios {
+  label: string;
+  env: Record<string, string>;
+  /** Also measure the cache-hit scenario (one number, answered from the cache after its first call). */
+  hit: boolean;
+}
+
+async function benchService(databaseUrl: string, cache: CacheConfig, service: ServiceScenarios): Promise<Figures[]> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', ...extraEnv };
-  const service = await startChild('src/main.ts', [], env, `${baseUrl}/health/live`);
+  const prefixes = { CACHE_KEY_PREFIX: `bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_REDIS_PREFIX: `bench-rl:${randomBytes(4).toString('hex')}:` };
+  const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', ...prefixes, ...cache.env, ...service.env };
+  const child = await startChild('src/main.ts', [], env, `${baseUrl}/health/live`);
   try {
     const apiKey = await createBenchAccount(databaseUrl, baseUrl);
-    const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
-    const url = `${baseUrl}/api/v1/filter`;
-    const hit = JSON.stringify({ phone: '+447400123456', source: 'bench' });
-    await load('warm-up', { url, method: 'POST', headers, body: hit, durationSeconds: WARM_UP_SECONDS });
-    const figures = [await load(`${label}: /filter cache hit (one number)`, { url, method: 'POST', headers, body: hit })];
-    figures.push(await load(`${label}: /filter cache miss (new number each call)`, { url, method: 'POST', headers, uniquePhones: true }));
+    const request = { url: `${baseUrl}/api/v1/filter`, method: 'POST' as const, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' } };
+    const label = `${service.label}, ${cache.name}`;
+    const figures: Figures[] = [];
+    if (service.hit) {
+      const hit = JSON.stringify({ phone: phoneInBlock(freshBlock(), 123_456), source: 'bench' });
+      await load('warm-up', { ...request, body: hit, durationSeconds: WARM_UP_SECONDS });
+      figures.push(await load(`${label}: /filter cache hit (one number)`, { ...request, body: hit }));
+    } else {
+      await load('warm-up', { ...request, phoneBlock: freshBlock(), durationSeconds: WARM_UP_SECONDS });
+    }
+    figures.push(await load(`${label}: /filter cache miss (new number each call)`, { ...request, phoneBlock: freshBlock() }));
     return figures;
   } finally {
-    await stopChild(service);
+    await stopChild(child);
+  }
+}
+
+async function benchBare(): Promise<Figures> {
+  const barePort = await freePort();
+  const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
+  try {
+    const url = `http://127.0.0.1:${barePort}/bare`;
+    await load('warm-up', { url, durationSeconds: WARM_UP_SECONDS });
+    return await load('bare NestJS route (GET)', { url });
+  } finally {
+    await stopChild(bare);
   }
 }
 
@@ -131,48 +126,46 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
     stopDatabase = () => embedded.stop();
   }
+  const redis = await benchRedis();
   console.log(
     `Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario after ${WARM_UP_SECONDS} s of warm-up, ` +
-      `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}, node ${process.version} ${PRODUCTION_NODE_FLAGS.join(' ')}`,
+      `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}, Redis: ${redis.origin}, node ${process.version} ${PRODUCTION_NODE_FLAGS.join(' ')}`,
   );
   await migrate(databaseUrl);
 
+  const caches: CacheConfig[] = [
+    { name: 'in memory', env: { REDIS_URL: '' } },
+    { name: 'REDIS_URL', env: { REDIS_URL: redis.url } },
+  ];
   const figures: Figures[] = [];
   let bulk: BulkBenchmarkResult | undefined;
   let watchlist: WatchlistBenchmarkResult | undefined;
   try {
-    const barePort = await freePort();
-    const bare = await startChild('tools/bench/bare-app.ts', [], { PORT: String(barePort) }, /listening/);
-    try {
-      const url = `http://127.0.0.1:${barePort}/bare`;
-      await load('warm-up', { url, durationSeconds: WARM_UP_SECONDS });
-      figures.push(await load('bare NestJS route (GET)', { url }));
-    } finally {
-      await stopChild(bare);
-    }
-
-    figures.push(...(await benchService(databaseUrl, 'sandbox', { PROVIDER: 'sandbox' })));
+    figures.push(await benchBare());
+    for (const cache of caches) figures.push(...(await benchService(databaseUrl, cache, { label: 'sandbox', env: { PROVIDER: 'sandbox' }, hit: true })));
 
     const simulatorPort = await freePort();
     const simulator = await startChild('tools/upstream-simulator/main.ts', ['--port', String(simulatorPort), '--latency-ms', '100'], {}, /listening/);
+    const hlrLookups = {
+      label: 'hlr-lookups (simulator, 100 ms)',
+      env: { PROVIDER: 'hlr-lookups', HLR_LOOKUPS_URL: `http://127.0.0.1:${simulatorPort}`, HLR_LOOKUPS_KEY: 'sim-key', HLR_LOOKUPS_SECRET: 'sim-secret' },
+      hit: false,
+    };
     try {
-      figures.push(
-        ...(await benchService(databaseUrl, 'hlr-lookups (simulator, 100 ms)', {
-          PROVIDER: 'hlr-lookups',
-          HLR_LOOKUPS_URL: `http://127.0.0.1:${simulatorPort}`,
-          HLR_LOOKUPS_KEY: 'sim-key',
-          HLR_LOOKUPS_SECRET: 'sim-secret',
-        })),
-      );
+      for (const cache of caches) figures.push(...(await benchService(databaseUrl, cache, hlrLookups)));
     } finally {
       await stopChild(simulator);
     }
-    bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
-    watchlist = await runWatchlistBenchmark({ env: { DATABASE_URL: databaseUrl } });
+    if (process.env.BENCH_BULK !== '0') {
+      bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
+      watchlist = await runWatchlistBenchmark({ env: { DATABASE_URL: databaseUrl } });
+    }
   } finally {
+    await redis.stop();
     await stopDatabase();
   }
 
+  // Every ratio is against the bare route of this same run.
   const bare = figures[0].requestsPerSecond;
   console.log('\n| scenario | req/s | p50 ms | p99 ms | non-2xx | vs bare route |');
   console.log('|---|---:|---:|---:|---:|---:|');
