@@ -133,6 +133,23 @@ describe('faults under load never cost anyone money', () => {
     expect(await afterTheSweep('Redis stopped', calls)).toEqual(HOLDS);
   }, 90_000);
 
+  it('Redis frozen (SIGSTOP) and thawed: calls still answer meanwhile', async () => {
+    let frozenAt = 0;
+    let thawedAt = 0;
+    const calls = await underLoad(async () => {
+      redis.freeze();
+      frozenAt = Date.now();
+      await sleep(2 * FAULT_MS);
+      thawedAt = Date.now();
+      redis.thaw();
+    });
+    // Without a command timeout, every call waited on the rate limiter until the thaw.
+    const answeredWhileFrozen = calls.flatMap((call) => call.attempts).filter((attempt) => attempt.status === 200 && attempt.at > frozenAt + 500 && attempt.at < thawedAt);
+    expect(answeredWhileFrozen.length).toBeGreaterThanOrEqual(5);
+    expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
+    expect(await afterTheSweep('Redis frozen', calls)).toEqual(HOLDS);
+  }, 90_000);
+
   it('the upstream stopped and restarted', async () => {
     const calls = await underLoad(async () => {
       const port = simulator.port;
