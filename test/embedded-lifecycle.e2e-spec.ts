@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { AddressInfo, createServer } from 'node:net';
 import { startEmbeddedPostgres, temporaryDataDir } from '../src/database/embedded-postgres';
 import { eventually } from './helpers/eventually';
 import { freePort, startServiceProcess } from './helpers/service-process';
@@ -48,6 +49,23 @@ describe('the embedded PostgreSQL never outlives the service', () => {
       expect(postgresOf(dataDir)).toEqual([]);
     } finally {
       await service.stop('SIGKILL');
+      await removeCluster(dataDir);
+    }
+  }, 120_000);
+
+  it('a start-up that fails (its port taken) stops the database before exiting 1', async () => {
+    const dataDir = temporaryDataDir('failed-start');
+    const taken = createServer();
+    await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening));
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, (taken.address() as AddressInfo).port);
+    try {
+      expect(await service.exited).toBe(1);
+      expect(service.output()).toMatch(/is already in use/);
+      expect(service.output()).toMatch(/using the embedded PostgreSQL/);
+      expect(postgresOf(dataDir)).toEqual([]);
+    } finally {
+      await service.stop('SIGKILL');
+      taken.close();
       await removeCluster(dataDir);
     }
   }, 120_000);
