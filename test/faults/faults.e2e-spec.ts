@@ -171,11 +171,11 @@ describe('faults under load never cost anyone money', () => {
     expect(atKill).toBeLessThan(200);
 
     await Promise.all(instances.map((one) => one.start()));
-    // The dead workers' chunks come back with their lapsed leases (10 s), not at their expiration (600 s).
+    // The dead workers' chunks come back with their lapsed leases (10 s), not at their expiration (600 s):
+    // the whole job is done well inside 30 s of the restart (the lease, then a few seconds of lookups).
     const restartedAt = Date.now();
-    expect(await eventually(progress, (done) => done > atKill, 20_000, 100)).toBeGreaterThan(atKill);
-    console.info(`both instances killed during a bulk job: progress again ${Date.now() - restartedAt} ms after the restart`);
-    const job = await waitForBulkJob(instances[1].url, account.auth, id, 60_000);
+    const job = await waitForBulkJob(instances[1].url, account.auth, id, 30_000);
+    console.info(`both instances killed during a bulk job: ${atKill}/200 at the kill, completed ${Date.now() - restartedAt} ms after the restart`);
 
     expect(job).toMatchObject({ status: 'completed', processed: 200 });
     expect(await afterTheSweep('both instances killed during a bulk job', [])).toEqual(HOLDS);
