@@ -139,13 +139,15 @@ describe('faults under load never cost anyone money', () => {
     const calls = await underLoad(async () => {
       redis.freeze();
       frozenAt = Date.now();
-      await sleep(2 * FAULT_MS);
+      await sleep(4 * FAULT_MS);
       thawedAt = Date.now();
       redis.thaw();
     });
-    // Without a command timeout, every call waited on the rate limiter until the thaw.
-    const answeredWhileFrozen = calls.flatMap((call) => call.attempts).filter((attempt) => attempt.status === 200 && attempt.at > frozenAt + 500 && attempt.at < thawedAt);
-    expect(answeredWhileFrozen.length).toBeGreaterThanOrEqual(5);
+    // Without a command timeout, every call waited on the rate limiter until the thaw (only calls already
+    // past it at the freeze end meanwhile, once the lookup cache's own 500 ms timeout lets them go).
+    const answeredWhileFrozen = calls.flatMap((call) => call.attempts).filter((attempt) => attempt.status === 200 && attempt.at > frozenAt + 1000 && attempt.at < thawedAt);
+    console.info(`Redis frozen: ${answeredWhileFrozen.length} calls answered 200 between 1 s after the freeze and the thaw`);
+    expect(answeredWhileFrozen.length).toBeGreaterThanOrEqual(12);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
     expect(await afterTheSweep('Redis frozen', calls)).toEqual(HOLDS);
   }, 90_000);
