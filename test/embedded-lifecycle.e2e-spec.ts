@@ -70,10 +70,10 @@ describe('the embedded PostgreSQL never outlives the service', () => {
     }
   }, 120_000);
 
-  it('a clean stop right after start-up never has the database end a session (no "terminating connection"), 3 times', async () => {
+  it('a clean stop right after start-up never has the database end a session (no "terminating connection"), 6 times', async () => {
     const dataDir = temporaryDataDir('clean-stop');
     try {
-      for (let round = 1; round <= 3; round++) {
+      for (let round = 1; round <= 6; round++) {
         const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, await freePort());
         try {
           await service.waitFor(/listening on/, 90_000);
