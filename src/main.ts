@@ -21,53 +21,65 @@ async function bootstrap(): Promise<void> {
     logger.error('Exiting: the embedded PostgreSQL is gone and could not be started again');
     process.exit(1);
   });
-  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${database.dataDir}`);
-  for (const note of database.notes) logger.log(`Embedded PostgreSQL: ${note}`);
-  const applied = await migrate(database.url);
-  if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
-
+  // From here on, no way out of the process may leave the embedded server (its own session) running:
+  // the signal handlers come before anything else can take time, and 'exit' is the last resort.
+  process.on('exit', () => database.stopWithoutWaiting());
   const config = new AppConfig(env, database.url);
-  const app = await createApp(config);
-  const http = new HttpDrain(app.getHttpServer());
+  let app: INestApplication | undefined;
+  let http: HttpDrain | undefined;
   let starting: Promise<void> = Promise.resolve();
   installShutdown({
     timeoutMs: config.shutdownTimeoutMs,
-    requestsInFlight: () => http.requestsInFlight,
-    drain: (budgetMs) => http.drain(budgetMs),
+    requestsInFlight: () => http?.requestsInFlight ?? 0,
+    drain: async (budgetMs) => (http ? http.drain(budgetMs) : 0),
     started: () => starting.catch(() => undefined),
     closeApp: async () => {
       Logger.overrideLogger(bootLogger); // app.close() ends the app's logger module before its last messages
-      await app.close();
+      await app?.close();
     },
     stopDatabase: (timeoutMs) => database.stop(timeoutMs),
     exit: (code) => process.exit(code),
   });
+  if (database.embedded) logger.log(`No DATABASE_URL: using the embedded PostgreSQL in ${database.dataDir}`);
+  for (const note of database.notes) logger.log(`Embedded PostgreSQL: ${note}`);
 
   starting = (async () => {
-    await listenOrExplain(app, config, async () => {
-      await app.close();
-      await database.stop();
-    });
-    const demoKey = database.embedded ? await createDemoAccount(app.get(AdminService), database.dataDir!) : undefined;
-    const base = `http://localhost:${(app.getHttpServer().address() as { port: number }).port}`;
+    const applied = await migrate(database.url);
+    if (applied.length > 0) logger.log(`Applied migrations: ${applied.join(', ')}`);
+    const started = await createApp(config);
+    app = started;
+    http = new HttpDrain(started.getHttpServer());
+    await listenOrExplain(started, config);
+    const demoKey = database.embedded ? await createDemoAccount(started.get(AdminService), database.dataDir!) : undefined;
+    const base = `http://localhost:${(started.getHttpServer().address() as { port: number }).port}`;
     logger.log(`Phone Filter listening on ${base} (Swagger UI: ${base}/docs, metrics: ${base}/metrics)`);
     if (database.embedded || config.logFormat === 'pretty') {
       const demoAccountId = database.dataDir ? demoAccountOf(database.dataDir) : undefined;
       process.stdout.write(startBanner({ baseUrl: base, demoKey, demoAccountId, embedded: database.embedded }));
     }
   })();
-  await starting;
+  try {
+    await starting;
+  } catch (error) {
+    // A start-up that fails stops the embedded server before the process exits.
+    await app?.close().catch(() => undefined);
+    await database.stop(START_FAILURE_STOP_MS).catch(() => undefined);
+    throw error;
+  }
 }
+
+/** How long the embedded server gets to stop when the start-up failed. */
+const START_FAILURE_STOP_MS = 5000;
 
 /** A port already taken is one line saying what to do, not a stack trace. */
 class PortInUseError extends Error {}
 
-async function listenOrExplain(app: INestApplication, config: AppConfig, cleanUp: () => Promise<void>): Promise<void> {
+/** The caller's start-up failure path closes the app and stops the embedded server. */
+async function listenOrExplain(app: INestApplication, config: AppConfig): Promise<void> {
   try {
     await app.listen(config.port, config.host);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    await cleanUp();
     throw new PortInUseError(
       `Port ${config.port} is already in use on ${config.host} (is Phone Filter already running?): stop that process, or start with PORT=${config.port + 1}.`,
     );

@@ -5,8 +5,10 @@ import { withTimeout } from './common/timeout';
 /** Of SHUTDOWN_TIMEOUT_MS, the part kept for closing workers, pools and the embedded database after the drain. */
 const CLOSING_SHARE = 0.4;
 const MAX_CLOSING_RESERVE_MS = 5000;
-/** How long the embedded PostgreSQL gets once the time is up (its fast shutdown takes well under this). */
+/** How long the embedded PostgreSQL gets after a second signal (its fast shutdown takes well under this). */
 const FORCED_STOP_MS = 1000;
+/** Of SHUTDOWN_TIMEOUT_MS, what is always kept for stopping the embedded PostgreSQL, last. */
+const DATABASE_SHARE = 0.25;
 
 export interface ShutdownPlan {
   timeoutMs: number;
@@ -36,17 +38,20 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
     }
     stopping = true;
     const deadline = Date.now() + plan.timeoutMs;
+    // The embedded database always keeps its share: the whole shutdown stays inside SHUTDOWN_TIMEOUT_MS.
+    const databaseReserve = Math.min(FORCED_STOP_MS, Math.round(plan.timeoutMs * DATABASE_SHARE));
     const left = () => Math.max(0, deadline - Date.now());
+    const leftBeforeDatabase = () => Math.max(0, left() - databaseReserve);
     const giveUp = (step: string) => () => new Error(`${step} did not end within SHUTDOWN_TIMEOUT_MS (${plan.timeoutMs} ms)`);
     let clean = true;
     try {
-      await withTimeout(plan.started(), left(), giveUp('the start-up'));
+      await withTimeout(plan.started(), leftBeforeDatabase(), giveUp('the start-up'));
       const reserve = Math.min(MAX_CLOSING_RESERVE_MS, Math.round(plan.timeoutMs * CLOSING_SHARE));
-      const drainBudget = Math.max(0, left() - reserve);
+      const drainBudget = Math.max(0, leftBeforeDatabase() - reserve);
       logger.log(`${signal}: shutting down; ${plan.requestsInFlight()} request(s) in flight get up to ${drainBudget} ms`);
       const abandoned = await plan.drain(drainBudget);
       if (abandoned > 0) logger.warn(`${abandoned} request(s) still running after ${drainBudget} ms were cut off`);
-      await withTimeout(plan.closeApp(), left(), () => {
+      await withTimeout(plan.closeApp(), leftBeforeDatabase(), () => {
         const busy = shutdownStepsRunning();
         return new Error(`gave up on ${busy.length > 0 ? busy.join(', ') : 'the database connections'} after ${plan.timeoutMs} ms`);
       });
@@ -55,7 +60,7 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
       logger.error(`Shutdown: ${(error as Error).message}`);
     }
     try {
-      await plan.stopDatabase(Math.max(FORCED_STOP_MS, left()));
+      await plan.stopDatabase(Math.max(1, left()));
     } catch (error) {
       clean = false;
       logger.error(`Shutdown: the embedded PostgreSQL did not stop cleanly: ${(error as Error).message}`);

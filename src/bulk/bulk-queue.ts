@@ -2,9 +2,11 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@ne
 import PgBoss from 'pg-boss';
 import { DataSource, type EntityManager } from 'typeorm';
 import { underSchemaLock } from '../database/database-runtime';
+import { asRows } from '../database/query-rows';
 import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
-import { ChunkLeases } from './chunk-leases';
+import { ChunkLease, ChunkLeases } from './chunk-leases';
+import type { LapsedLease } from './chunk-leases.repository';
 
 export interface ChunkTask {
   jobId: string;
@@ -124,25 +126,29 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
    * and one webhook worker.
    */
   async work(handlers: {
-    chunk: (task: ChunkTask) => Promise<void>;
+    chunk: (task: ChunkTask, lease: ChunkLease) => Promise<void>;
     givenUp: (task: ChunkTask) => Promise<void>;
     webhook: (task: WebhookTask) => Promise<void>;
   }): Promise<void> {
     const options = { batchSize: 1, pollingIntervalSeconds: this.settings.pollIntervalSeconds };
     for (let i = 0; i < this.settings.parallelChunks; i++) {
       this.workerIds.push(
-        await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => this.leases.hold(this.chunkQueue, job.id, () => handlers.chunk(job.data))),
+        await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => this.leases.hold(this.chunkQueue, job.id, (lease) => handlers.chunk(job.data, lease))),
       );
     }
-    this.leases.start((queueName, queueJobId) => this.handOutAgain(queueName, queueJobId));
+    this.leases.start((lease) => this.handOutAgain(lease));
     this.workerIds.push(await this.boss.work<ChunkTask>(this.givenUpQueue, options, ([job]) => handlers.givenUp(job.data)));
     this.workerIds.push(await this.boss.work<WebhookTask>(this.webhookQueue, options, ([job]) => handlers.webhook(job.data)));
   }
 
-  /** The chunk of a dead worker goes back to the queue now (as a failed attempt, retried after 1 s). */
-  private async handOutAgain(queueName: string, queueJobId: string): Promise<void> {
+  /**
+   * The chunk of a dead worker goes back to the queue now (as a failed attempt, retried after 1 s),
+   * unless the queue job is no longer that worker's run: finished, handed out already, or started
+   * again after the lease's last renewal (a new run, whose own lease is not taken yet).
+   */
+  private async handOutAgain({ queueName, queueJobId, renewedAt }: LapsedLease): Promise<void> {
     const job = await this.boss.getJobById(queueName, queueJobId);
-    if (job?.state !== 'active') return; // finished, or already handed out by its expiration
+    if (job?.state !== 'active' || (job.startedOn && job.startedOn > renewedAt)) return;
     await this.boss.fail(queueName, queueJobId, { message: `its worker stopped renewing its lease for ${this.settings.chunkLeaseSeconds} s` });
     this.logger.warn(`Chunk ${JSON.stringify(job.data)} of a dead worker handed out again (lease lapsed)`);
   }
@@ -173,10 +179,4 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   get chunkSliceMs(): number {
     return (this.settings.chunkTimeoutSeconds * 1000) / 2;
   }
-}
-
-/** TypeORM answers an UPDATE/DELETE with [rows, count] and anything else with the rows. */
-function asRows(result: unknown): unknown[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
-  return Array.isArray(result) ? result : [];
 }

@@ -8,6 +8,7 @@ import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
 import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
+import type { ChunkLease } from './chunk-leases';
 import { CallbackClient } from '../webhooks/callback.client';
 import { EventsService } from '../webhooks/events.service';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
@@ -21,7 +22,7 @@ export const ENTRY_GIVEN_UP =
 const WRITE_BATCH_SIZE = 100;
 const WRITE_INTERVAL_MS = 250;
 
-type ChunkOutcome = 'done' | 'yielded' | 'stopping';
+type ChunkOutcome = 'done' | 'yielded' | 'stopping' | 'lost';
 
 /**
  * Works the queue on this instance: looks up a chunk's pending numbers through LookupService.check
@@ -50,21 +51,24 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     await this.queue.work({
-      chunk: (task) => this.processChunk(task),
+      chunk: (task, lease) => this.processChunk(task, lease),
       givenUp: (task) => this.giveUpChunk(task),
       webhook: (task) => this.deliverCallback(task),
     });
   }
 
-  async processChunk({ jobId, chunk }: ChunkTask): Promise<void> {
+  async processChunk({ jobId, chunk }: ChunkTask, lease: ChunkLease = { lost: false }): Promise<void> {
     const job = await this.jobs.find(jobId);
     if (!job) return; // the account (and its jobs) was deleted
     if (job.status !== 'completed') {
       await this.jobs.markProcessing(jobId);
-      const outcome = await this.lookUp(job, await this.jobs.pendingPhones(jobId, chunk));
+      const outcome = await this.lookUp(job, await this.jobs.pendingPhones(jobId, chunk), lease);
       // Thrown, so that pg-boss fails the job and it is retried (here or on another instance).
       if (outcome === 'stopping') throw new Error(`shutting down: the rest of chunk ${chunk} of bulk job ${jobId} goes back to the queue`);
       if (outcome === 'yielded') return this.queue.enqueueChunk({ jobId, chunk });
+      // Failed rather than completed: should the queue job already run again elsewhere, a failure only
+      // costs that run a retry, where a completion would end it with entries unanswered.
+      if (outcome === 'lost') throw new Error(`chunk ${chunk} of bulk job ${jobId} was taken back (its lease lapsed): this run stops`);
     }
     await this.finish(job);
   }
@@ -97,10 +101,13 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   /**
    * Answers the numbers, each once whatever its number of entries. Stops taking new numbers when
-   * the service shuts down or the chunk's time slice (half its queue expiration) is used, so a chunk
-   * never outlives its expiration and runs twice at once.
+   * the service shuts down, when the chunk's time slice (half its queue expiration) is used, so a
+   * chunk never outlives its expiration, or when its lease was taken back (the worker failed to renew
+   * it for BULK_CHUNK_LEASE_SECONDS and another instance handed the chunk out again: from then until
+   * this worker's next renewal, up to a fifth of the lease, both runs may look numbers up; the answers
+   * are written once).
    */
-  private async lookUp(job: BulkJob, phones: string[]): Promise<ChunkOutcome> {
+  private async lookUp(job: BulkJob, phones: string[], lease: ChunkLease): Promise<ChunkOutcome> {
     const writer = new AnswerWriter((batch) => this.jobs.recordAnswers(job.id, batch), WRITE_BATCH_SIZE, WRITE_INTERVAL_MS);
     const sliceEnds = Date.now() + this.queue.chunkSliceMs;
     let outcome: ChunkOutcome = 'done';
@@ -108,6 +115,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
       phones.map((phone) =>
         this.limit.run(async () => {
           if (this.queue.stopping) outcome = 'stopping';
+          else if (lease.lost) outcome = 'lost';
           else if (Date.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
           writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds));

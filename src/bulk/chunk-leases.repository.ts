@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { asRows } from '../database/query-rows';
 
 export interface LapsedLease {
   queueJobId: string;
   queueName: string;
+  /** Its last renewal: a queue job started after it is a new run, not the dead worker's. */
+  renewedAt: Date;
 }
 
 /** The `bulk_chunk_leases` table: who works which queue job, renewed while it works. Times are the database's. */
@@ -21,31 +24,48 @@ export class ChunkLeasesRepository {
     );
   }
 
-  async renew(queueJobIds: string[], holder: string): Promise<void> {
-    await this.db.query(`UPDATE bulk_chunk_leases SET renewed_at = now() WHERE queue_job_id = ANY($1::uuid[]) AND holder = $2`, [
-      queueJobIds,
-      holder,
-    ]);
+  /** Renews the leases still held by their holders; returns the queue job ids whose lease was still theirs. */
+  async renew(leases: Array<{ queueJobId: string; holder: string }>): Promise<string[]> {
+    const result: unknown = await this.db.query(
+      `UPDATE bulk_chunk_leases l SET renewed_at = now()
+       FROM unnest($1::uuid[], $2::text[]) AS held(queue_job_id, holder)
+       WHERE l.queue_job_id = held.queue_job_id AND l.holder = held.holder
+       RETURNING l.queue_job_id`,
+      [leases.map((lease) => lease.queueJobId), leases.map((lease) => lease.holder)],
+    );
+    return (asRows(result) as Array<{ queue_job_id: string }>).map((row) => row.queue_job_id);
   }
 
   async release(queueJobId: string, holder: string): Promise<void> {
     await this.db.query(`DELETE FROM bulk_chunk_leases WHERE queue_job_id = $1 AND holder = $2`, [queueJobId, holder]);
   }
 
-  /** Leases nobody renewed for `seconds`. */
-  async lapsed(seconds: number): Promise<LapsedLease[]> {
-    const rows: Array<{ queue_job_id: string; queue_name: string }> = await this.db.query(
-      `SELECT queue_job_id, queue_name FROM bulk_chunk_leases WHERE renewed_at < now() - make_interval(secs => $1) LIMIT 100`,
+  /**
+   * Claims leases nobody renewed for `seconds` by deleting them, in one statement: of instances that
+   * look at once, one gets each lease (the others wait on its row lock, then find it gone), and a
+   * lease renewed meanwhile is not lapsed any more and stays.
+   */
+  async claimLapsed(seconds: number): Promise<LapsedLease[]> {
+    const result: unknown = await this.db.query(
+      `DELETE FROM bulk_chunk_leases
+       WHERE queue_job_id IN (
+         SELECT queue_job_id FROM bulk_chunk_leases WHERE renewed_at < now() - make_interval(secs => $1) LIMIT 100 FOR UPDATE SKIP LOCKED
+       ) AND renewed_at < now() - make_interval(secs => $1)
+       RETURNING queue_job_id, queue_name, renewed_at`,
       [seconds],
     );
-    return rows.map((row) => ({ queueJobId: row.queue_job_id, queueName: row.queue_name }));
+    return (asRows(result) as Array<{ queue_job_id: string; queue_name: string; renewed_at: Date }>).map((row) => ({
+      queueJobId: row.queue_job_id,
+      queueName: row.queue_name,
+      renewedAt: row.renewed_at,
+    }));
   }
 
-  /** Drops a lapsed lease, unless a worker took it again meanwhile. */
-  async forgetLapsed(queueJobId: string, seconds: number): Promise<void> {
-    await this.db.query(`DELETE FROM bulk_chunk_leases WHERE queue_job_id = $1 AND renewed_at < now() - make_interval(secs => $2)`, [
-      queueJobId,
-      seconds,
-    ]);
+  /** Puts back a claimed lease whose chunk could not be handed out (the database went away): the next look tries again. */
+  async restore(lease: LapsedLease): Promise<void> {
+    await this.db.query(
+      `INSERT INTO bulk_chunk_leases (queue_job_id, queue_name, holder, renewed_at) VALUES ($1, $2, 'lapsed', $3) ON CONFLICT (queue_job_id) DO NOTHING`,
+      [lease.queueJobId, lease.queueName, lease.renewedAt],
+    );
   }
 }

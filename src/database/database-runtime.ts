@@ -12,6 +12,8 @@ export interface DatabaseHandle {
   notes: string[];
   /** Stops the embedded server (killed after `timeoutMs`); nothing with DATABASE_URL. */
   stop(timeoutMs?: number): Promise<void>;
+  /** Synchronous last resort for process 'exit': signals the embedded server to stop, without waiting. */
+  stopWithoutWaiting(): void;
 }
 
 /**
@@ -20,14 +22,14 @@ export interface DatabaseHandle {
  * restarted should it die, `onLost` called when it cannot be.
  */
 export async function openDatabase(databaseUrl: string | undefined, embeddedDir: string | undefined, onLost?: (error: Error) => void): Promise<DatabaseHandle> {
-  if (databaseUrl) return { url: databaseUrl, embedded: false, notes: [], stop: async () => undefined };
+  if (databaseUrl) return { url: databaseUrl, embedded: false, notes: [], stop: async () => undefined, stopWithoutWaiting: () => undefined };
   const { dataDir, note } = resolveEmbeddedDataDir(embeddedDir);
   const embedded = await startEmbeddedPostgres({ dataDir, persistent: true, onLost });
   const notes = [
     ...(note ? [note] : []),
     ...(embedded.binariesStagedIn ? [`the system user postgres cannot reach the checkout, so its binaries run from ${embedded.binariesStagedIn}`] : []),
   ];
-  return { url: embedded.url, embedded: true, dataDir, notes, stop: (timeoutMs) => embedded.stop(timeoutMs) };
+  return { url: embedded.url, embedded: true, dataDir, notes, stop: (timeoutMs) => embedded.stop(timeoutMs), stopWithoutWaiting: () => embedded.stopWithoutWaiting() };
 }
 
 const SCHEMA_LOCK_ID = 72_616_001;

@@ -14,8 +14,10 @@ export interface EmbeddedDatabase {
   dataDir: string;
   /** Set when the binaries run from a staged copy (embedded-postgres-staging.ts). */
   binariesStagedIn?: string;
-  /** Fast shutdown; killed after `timeoutMs`. */
+  /** Smart, then fast shutdown; killed after `timeoutMs`. */
   stop(timeoutMs?: number): Promise<void>;
+  /** Synchronous last resort for process 'exit': a fast shutdown not waited for. */
+  stopWithoutWaiting(): void;
 }
 
 export interface EmbeddedOptions {
@@ -55,7 +57,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const running = runningPostmaster(dataDir);
   if (running?.ownerAlive) {
     // Another process of ours (the service, say, while the admin CLI runs) owns it: share it.
-    return { url: url(running.port), dataDir, binariesStagedIn: binaries.stagedIn, stop: async () => undefined };
+    return { url: url(running.port), dataDir, binariesStagedIn: binaries.stagedIn, stop: async () => undefined, stopWithoutWaiting: () => undefined };
   }
   if (running) stopPostmaster(running.pid);
 
@@ -84,6 +86,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         await rm(`${dataDir}.password`, { force: true });
       }
     },
+    stopWithoutWaiting: () => server.stopWithoutWaiting(),
   };
 }
 
@@ -94,11 +97,13 @@ async function restart(server: PostgresServer, exit: ServerExit, onLost: Embedde
   for (let attempt = 1; attempt <= RESTART_ATTEMPTS; attempt++) {
     // The dead server's backends must be gone before a new one can take the shared memory.
     await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+    if (server.stopped) return; // the service is shutting down: it stops the database, nothing restarts it
     try {
       await server.start();
       logger.warn(`The embedded PostgreSQL is running again (attempt ${attempt}, port ${server.port})`);
       return;
     } catch (error) {
+      if (server.stopped) return;
       lastError = error as Error;
     }
   }

@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { postgresUserIds } from './embedded-postgres-staging';
 
+/** How long a smart shutdown may wait for sessions before the fast one. */
+const SMART_STOP_MS = 1000;
+
 export interface PostgresServerOptions {
   dataDir: string;
   port: number;
@@ -34,7 +37,9 @@ export interface ServerExit {
  */
 export class PostgresServer {
   private process: ChildProcess | undefined;
-  private stopping = false;
+  /** The server being started, until it accepts connections: stop() must reach it too. */
+  private starting: ChildProcess | undefined;
+  private stopRequested = false;
   private readonly recent: string[] = [];
   /** Called when the server exits without stop() (crash, kill -9). */
   onUnexpectedExit: (exit: ServerExit) => void = () => undefined;
@@ -55,6 +60,11 @@ export class PostgresServer {
 
   get running(): boolean {
     return this.process !== undefined;
+  }
+
+  /** stop() was called: nothing may start the server again (the supervisor checks this). */
+  get stopped(): boolean {
+    return this.stopRequested;
   }
 
   /** The server's last lines, for error messages. */
@@ -85,6 +95,7 @@ export class PostgresServer {
   /** Starts the server; resolves once it accepts connections. */
   async start(): Promise<void> {
     if (this.process) return;
+    if (this.stopRequested) throw new Error('the server was stopped on request');
     const { dataDir, port, fast } = this.options;
     const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'];
     if (fast) flags.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
@@ -94,7 +105,7 @@ export class PostgresServer {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LC_MESSAGES: 'C' },
     });
-    this.stopping = false;
+    this.starting = child;
     await new Promise<void>((ready, failed) => {
       let started = false;
       const onOutput = (chunk: Buffer) => {
@@ -102,6 +113,7 @@ export class PostgresServer {
         this.remember(text);
         if (!started && text.includes('database system is ready to accept connections')) {
           started = true;
+          this.starting = undefined;
           this.process = child;
           ready();
         }
@@ -112,25 +124,42 @@ export class PostgresServer {
       child.once('exit', (code, signal) => {
         const wasRunning = this.process === child;
         if (wasRunning) this.process = undefined;
+        if (this.starting === child) this.starting = undefined;
         if (!started) failed(new Error(`postgres exited during start-up (${signal ?? `code ${code}`})`));
-        else if (wasRunning && !this.stopping) this.onUnexpectedExit({ code, signal });
+        else if (wasRunning && !this.stopRequested) this.onUnexpectedExit({ code, signal });
       });
     });
   }
 
   /**
-   * Fast shutdown (SIGINT): sessions still open are ended, with a "terminating connection due to
-   * administrator command" each, so callers close their pools first; after `timeoutMs`, SIGKILL.
+   * Smart shutdown (SIGTERM) first: the server waits for its sessions to end, so a pool that
+   * closed just before is never told "terminating connection due to administrator command". After
+   * SMART_STOP_MS (at most a third of `timeoutMs`), fast shutdown (SIGINT) ends what is still
+   * connected; at `timeoutMs`, SIGKILL. Also reaches a server that the supervisor is starting again,
+   * and keeps it from starting any other.
    */
   async stop(timeoutMs = 15_000): Promise<void> {
-    const child = this.process;
-    if (!child) return;
-    this.stopping = true;
+    this.stopRequested = true;
+    const child = this.process ?? this.starting;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((done) => child.once('exit', () => done()));
-    child.kill('SIGINT');
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.kill('SIGTERM');
+    const fast = setTimeout(() => child.kill('SIGINT'), Math.min(SMART_STOP_MS, Math.round(timeoutMs / 3)));
+    const kill = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     await exited;
-    clearTimeout(timer);
+    clearTimeout(fast);
+    clearTimeout(kill);
+  }
+
+  /**
+   * Synchronous last resort (process 'exit'): the service is going away without having stopped the
+   * server, which runs in a session of its own and would outlive it. Fast shutdown, not waited for.
+   */
+  stopWithoutWaiting(): void {
+    this.stopRequested = true;
+    for (const child of [this.process, this.starting]) {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    }
   }
 
   /** kill -9 of the postmaster, as a crash would (tests of the supervision and of faults). */

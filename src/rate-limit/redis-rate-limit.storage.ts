@@ -84,13 +84,28 @@ function keysOf(key: string, throttlerName: string): { hitKey: string; blockKey:
 }
 
 /**
- * A client that fails at once while Redis is down instead of queueing (the guards then let requests
- * through rather than stall them), and says so once per outage, not once per request.
+ * How long a rate-limit command may wait for Redis. A Redis that is up but does not answer (frozen,
+ * overloaded, a network that drops packets) would otherwise hold every API call: past this, the plan
+ * limit is not applied to the call and failed authentications are counted in this process.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 300;
+
+/**
+ * A client that fails at once while Redis is down instead of queueing, and after
+ * REDIS_COMMAND_TIMEOUT_MS while it does not answer (the guards then let requests through rather than
+ * stall them), and says so once per outage, not once per request.
  */
 export function createRedisClient(url: string, keyPrefix: string): Redis {
   const logger = new Logger('RateLimitRedis');
   // Auto-pipelining: the commands of concurrent requests issued in the same tick leave in one write.
-  const redis = new Redis(url, { keyPrefix, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, enableAutoPipelining: true });
+  const redis = new Redis(url, {
+    keyPrefix,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    enableAutoPipelining: true,
+  });
   let healthy = true;
   redis.on('error', (error: Error) => {
     if (!healthy) return;

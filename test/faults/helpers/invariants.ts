@@ -18,7 +18,7 @@ export interface Violations {
   keyChargedTwice: string[];
   /** Calls answered 200 without exactly one kept charge (none may be missing for a `tolerated` call, never two). */
   answeredNotCharged: string[];
-  /** Calls answered 503 (and never 200) that kept a charge, or upstream failures not refunded exactly once. */
+  /** Calls answered 503 (and never 200) that kept a charge, or upstream failures (keyed or not) not refunded exactly once. */
   failedNotRefunded: string[];
   /** Bulk jobs not completed, or not charged exactly cost per entry × answered entries. */
   bulkNotExact: string[];
@@ -67,6 +67,9 @@ export async function checkInvariants(pg: OwnPostgres, calls: Call[], tolerated:
     const failedOnly = !answered && call.attempts.some((attempt) => attempt.status === 503);
     if (failedOnly && charges.kept !== 0) violations.failedNotRefunded.push(describe);
     else if (!call.key && upstreamFailed && (charges.charges !== 1 || charges.refunds !== 1) && !lossTolerated) violations.failedNotRefunded.push(describe);
+    // A keyed call may be charged again after a refunded failure: every failed attempt refunded (once:
+    // doubleRefunds), and exactly the answered one kept.
+    else if (call.key && upstreamFailed && (charges.refunds < 1 || charges.kept !== (answered ? 1 : 0)) && !lossTolerated) violations.failedNotRefunded.push(describe);
   }
   return { violations, lostInTheCustomersFavour };
 }

@@ -6,6 +6,9 @@ export interface OwnRedis {
   url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: connections stay open and nothing answers (a hung Redis, the worst case for clients). */
+  freeze(): void;
+  thaw(): void;
 }
 
 export async function startOwnRedis(): Promise<OwnRedis> {
@@ -40,5 +43,11 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     await exited;
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
+  };
 }

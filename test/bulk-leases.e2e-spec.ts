@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { ChunkLease, ChunkLeases } from '../src/bulk/chunk-leases';
+import { ChunkLeasesRepository, LapsedLease } from '../src/bulk/chunk-leases.repository';
+import { AppConfig } from '../src/config/app-config';
+import { eventually } from './helpers/eventually';
+import { startTestApp, TestApp } from './helpers/test-app';
+
+const QUEUE = 'lease-test';
+
+/** Leases of this instance renewed (and looked at) every 200 ms: a lease of 1 s. */
+function fastLeases(repository: ChunkLeasesRepository): ChunkLeases {
+  return new ChunkLeases(repository, { bulk: { chunkLeaseSeconds: 1 } } as AppConfig);
+}
+
+describe('bulk chunk leases', () => {
+  let t: TestApp;
+  let repository: ChunkLeasesRepository;
+  beforeAll(async () => {
+    t = await startTestApp();
+    repository = t.app.get(ChunkLeasesRepository);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function holderOf(queueJobId: string): Promise<string | undefined> {
+    const rows: Array<{ holder: string }> = await t.db.query(`SELECT holder FROM bulk_chunk_leases WHERE queue_job_id = $1`, [queueJobId]);
+    return rows[0]?.holder;
+  }
+
+  it('instances looking for lapsed leases at once claim each exactly once, and leave a renewed one alone', async () => {
+    const lapsed = Array.from({ length: 40 }, () => randomUUID());
+    const renewed = randomUUID();
+    for (const id of lapsed) {
+      await t.db.query(`INSERT INTO bulk_chunk_leases (queue_job_id, queue_name, holder, renewed_at) VALUES ($1, $2, 'dead', now() - interval '1 minute')`, [id, QUEUE]);
+    }
+    await t.db.query(`INSERT INTO bulk_chunk_leases (queue_job_id, queue_name, holder) VALUES ($1, $2, 'alive')`, [renewed, QUEUE]);
+
+    const claims = await Promise.all([0, 1, 2, 3].map(() => repository.claimLapsed(30)));
+    const claimed = claims.flat().map((lease: LapsedLease) => lease.queueJobId);
+    // No lease handed out twice (the running app's own look may have claimed some of them too).
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.length).toBeGreaterThan(0);
+    for (const id of lapsed) expect(await holderOf(id)).toBeUndefined();
+    expect(claimed).not.toContain(renewed);
+    expect(await holderOf(renewed)).toBe('alive');
+  });
+
+  it('every run of a chunk holds a lease of its own, even two runs on one instance', async () => {
+    const leases = fastLeases(repository);
+    const [first, second] = [randomUUID(), randomUUID()];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const runs = [first, second].map((id) => leases.hold(QUEUE, id, () => released));
+    expect(await eventually(async () => [await holderOf(first), await holderOf(second)], (holders) => holders.every(Boolean), 5000)).toEqual([
+      expect.any(String),
+      expect.any(String),
+    ]);
+    expect(await holderOf(first)).not.toBe(await holderOf(second));
+    release();
+    await Promise.all(runs);
+    expect(await holderOf(first)).toBeUndefined();
+  });
+
+  it('a worker whose lease was taken back learns it at its next renewal; the new run\'s lease is not released by the old one', async () => {
+    const leases = fastLeases(repository);
+    leases.start(async () => undefined);
+    const id = randomUUID();
+    let seen: ChunkLease | undefined;
+    const run = leases.hold(QUEUE, id, async (lease) => {
+      seen = lease;
+      // Another instance found it lapsed (the worker paused) and handed the chunk out: a new run took it.
+      await t.db.query(`UPDATE bulk_chunk_leases SET renewed_at = now() - interval '1 minute' WHERE queue_job_id = $1`, [id]);
+      expect((await repository.claimLapsed(30)).map((lapsed) => lapsed.queueJobId)).toContain(id);
+      await repository.take(id, QUEUE, 'the-new-run');
+      return eventually(() => lease.lost, (lost) => lost, 5000, 50);
+    });
+    try {
+      expect(await run).toBe(true);
+      expect(seen?.lost).toBe(true);
+      expect(await holderOf(id)).toBe('the-new-run');
+    } finally {
+      await leases.stop();
+    }
+  });
+
+  it('renewing returns only the leases still held by their holder', async () => {
+    const [mine, takenBack] = [randomUUID(), randomUUID()];
+    await repository.take(mine, QUEUE, 'me');
+    await repository.take(takenBack, QUEUE, 'someone-else');
+    expect(await repository.renew([{ queueJobId: mine, holder: 'me' }, { queueJobId: takenBack, holder: 'me' }])).toEqual([mine]);
+  });
+});

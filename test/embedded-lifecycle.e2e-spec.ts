@@ -1,0 +1,120 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { AddressInfo, createServer } from 'node:net';
+import { startEmbeddedPostgres, temporaryDataDir } from '../src/database/embedded-postgres';
+import { eventually } from './helpers/eventually';
+import { freePort, startServiceProcess } from './helpers/service-process';
+
+/** A process that is gone, or a zombie nobody has reaped yet (it holds nothing any more). */
+function gone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** Live postgres processes (postmaster or backend) serving this data folder. */
+function postgresOf(dataDir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes('postgres') && cmdline.includes(dataDir) && !gone(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // ended while we looked
+    }
+  }
+  return pids;
+}
+
+async function removeCluster(dataDir: string): Promise<void> {
+  for (const pid of postgresOf(dataDir)) process.kill(pid, 'SIGKILL');
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(`${dataDir}.password`, { force: true });
+}
+
+describe('the embedded PostgreSQL never outlives the service', () => {
+  it('a SIGTERM during the start-up (right after the database is up) stops the database too', async () => {
+    const dataDir = temporaryDataDir('early-signal');
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, await freePort());
+    try {
+      await service.waitFor(/using the embedded PostgreSQL/, 90_000);
+      const postmaster = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      expect(await eventually(async () => gone(postmaster), (isGone) => isGone, 10_000)).toBe(true);
+      expect(postgresOf(dataDir)).toEqual([]);
+    } finally {
+      await service.stop('SIGKILL');
+      await removeCluster(dataDir);
+    }
+  }, 120_000);
+
+  it('a start-up that fails (its port taken) stops the database before exiting 1', async () => {
+    const dataDir = temporaryDataDir('failed-start');
+    const taken = createServer();
+    await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening));
+    const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, (taken.address() as AddressInfo).port);
+    try {
+      expect(await service.exited).toBe(1);
+      expect(service.output()).toMatch(/is already in use/);
+      expect(service.output()).toMatch(/using the embedded PostgreSQL/);
+      expect(postgresOf(dataDir)).toEqual([]);
+    } finally {
+      await service.stop('SIGKILL');
+      taken.close();
+      await removeCluster(dataDir);
+    }
+  }, 120_000);
+
+  it('a clean stop right after start-up never has the database end a session (no "terminating connection"), 6 times', async () => {
+    const dataDir = temporaryDataDir('clean-stop');
+    try {
+      for (let round = 1; round <= 6; round++) {
+        const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, await freePort());
+        try {
+          await service.waitFor(/listening on/, 90_000);
+          service.child.kill('SIGTERM');
+          expect(await service.exited).toBe(0);
+          expect(service.output()).not.toMatch(/terminating connection|administrator command/);
+          expect(postgresOf(dataDir)).toEqual([]);
+        } finally {
+          await service.stop('SIGKILL');
+        }
+      }
+    } finally {
+      await removeCluster(dataDir);
+    }
+  }, 240_000);
+
+  it('a stop while the supervisor is starting the server again ends that server and starts no other', async () => {
+    const dataDir = temporaryDataDir('stop-in-restart');
+    let killed = false;
+    let stopped: Promise<void> | undefined;
+    const database = await startEmbeddedPostgres({
+      dataDir,
+      persistent: true, // the data stays: a server started behind stop()'s back would come up and stay
+      fast: true,
+      // The supervisor's new server has written its first line: it is starting, not yet ready. Stop now.
+      log: (line) => {
+        if (killed && !stopped && /starting PostgreSQL/.test(line)) stopped = database.stop(5000);
+      },
+    });
+    try {
+      const first = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
+      killed = true;
+      process.kill(first, 'SIGKILL');
+      expect(await eventually(() => stopped !== undefined, (called) => called, 15_000)).toBe(true);
+      await stopped;
+      expect(postgresOf(dataDir)).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 2500)); // longer than the supervisor's delay between attempts
+      expect(postgresOf(dataDir)).toEqual([]);
+      expect(existsSync(`${dataDir}/postmaster.pid`)).toBe(false);
+    } finally {
+      await removeCluster(dataDir);
+    }
+  }, 60_000);
+});
