@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
+import { preparedQuery } from '../database/prepared-query';
 import { LedgerEntryType } from './ledger-entry.entity';
+import { ASYNC_COMMIT, CHARGE_DAY, CHARGE_STATEMENT, ChargeRow, DAILY_CAP, GIVE_BACK, IDEMPOTENT_CHARGE_INDEX, lowBalanceAlert, SPENT_TODAY } from './ledger-sql';
 
 export interface LedgerWrite {
   id: string;
@@ -33,6 +35,8 @@ export interface ChargeOutcome {
   refusedBy: ChargeRefusal | null;
 }
 
+const LOCK_NOT_AVAILABLE = '55P03';
+
 export interface LedgerRow {
   id: string;
   type: LedgerEntryType;
@@ -43,67 +47,10 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
-const LOCK_NOT_AVAILABLE = '55P03';
-
-/**
- * A charge statement with a deadline ($8) takes the account only before it, and waits for the account's
- * lock no longer than until it (lock_timeout, read by PostgreSQL when the wait starts, so set by the
- * same statement first). Its caller answers 503 at the deadline's end: the charge cannot land after.
- */
-const WITHIN_DEADLINE = `($8::timestamptz IS NULL OR (clock_timestamp() < $8::timestamptz AND set_config('lock_timeout',
-  greatest(1, ceil(extract(epoch FROM $8::timestamptz - clock_timestamp()) * 1000))::bigint::text, true) IS NOT NULL))`;
-const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
-
-/**
- * Charge, settle and refund commit asynchronously (`synchronous_commit = off` for that statement's
- * transaction only). The account row is locked until commit, so a synchronous commit makes every
- * call of one account wait for the previous WAL flush: ~600 charges/s on one account here, ~4,900
- * without. What a Postgres crash can lose is the last fraction of a second of these commits, and each
- * loss favours the customer while keeping balance = ledger sum: a lost charge is a free call; a lost
- * settle or refund leaves the charge unsettled, and the sweep refunds it. A crash of the service
- * itself loses nothing (Postgres has the rows). Top-ups and adjustments stay synchronous.
- */
-const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
-
-/** The UTC day the daily spending cap counts (accounts.spent_day / spent_today). */
-const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
-/**
- * The day a charge of account `a` counts on: the day only moves forward. now() is the start of the
- * statement's transaction, so a statement begun just before midnight may take the row lock after one
- * of the next day: it then counts on that next day (with its spend), rather than counting from zero
- * and setting the day back (which would wipe the next day's count and let the cap be passed).
- */
-const CHARGE_DAY = `greatest(a.spent_day, ${TODAY})`;
-/** What account `a` has been charged on the day a charge of now counts on. */
-const SPENT_TODAY = `CASE WHEN a.spent_day >= ${TODAY} THEN a.spent_today ELSE 0 END`;
-/** The account's daily_credit_limit (null: none). Read unlocked: a concurrent change of the setting may apply from the next statement. */
-const DAILY_CAP = `(SELECT s.daily_credit_limit FROM account_settings s WHERE s.account_id = a.id)`;
-/** A refund of a charge made today (UTC) gives its allowance back; one of another day changes nothing today. */
-const GIVE_BACK = (amount: string) =>
-  `spent_today = CASE WHEN a.spent_day = (charge.created_at AT TIME ZONE 'UTC')::date THEN greatest(a.spent_today - ${amount}, 0) ELSE a.spent_today END`;
-
 export interface SpendingState {
   balance: number;
   dailyCreditLimit: number | null;
   spentToday: number;
-}
-
-/**
- * CTEs that, in the statement of a charge, record one `balance.low` account event (the outbox of
- * webhooks/) when the charge takes the balance of account $1 from at or above its
- * low_balance_threshold to below it, and mark the alert as sent: no second event until a top-up
- * re-arms it (`credit`). `before` and `after` are SQL expressions over `source`.
- */
-function lowBalanceAlert(source: string, before: string, after: string): string {
-  return `low AS (
-         UPDATE account_settings s SET low_balance_alerted = true FROM ${source}
-          WHERE s.account_id = $1 AND NOT s.low_balance_alerted AND s.low_balance_threshold IS NOT NULL
-            AND ${before} >= s.low_balance_threshold AND ${after} < s.low_balance_threshold
-         RETURNING s.low_balance_threshold AS threshold, ${after} AS balance),
-       alert AS (
-         INSERT INTO account_events (account_id, type, payload)
-         SELECT $1, 'balance.low', jsonb_build_object('account_id', $1::text, 'balance', low.balance, 'threshold', low.threshold) FROM low
-         RETURNING 1)`;
 }
 
 /**
@@ -171,10 +118,12 @@ export class CreditsRepository {
     calls: ChargeDetails[],
     options: { transaction?: EntityManager; deadline?: Date } = {},
   ): Promise<ChargeOutcome> {
-    if (options.transaction) return this.chargeOnce(options.transaction, accountId, cost, calls, null);
+    const { transaction } = options;
+    if (transaction) return this.chargeOnce((values) => transaction.query(CHARGE_STATEMENT, values), accountId, cost, calls, null);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.chargeOnce(this.db.manager, accountId, cost, calls, options.deadline ?? null);
+        const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v1', CHARGE_STATEMENT, values);
+        return await this.chargeOnce(prepared, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
         if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
         if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
@@ -182,40 +131,14 @@ export class CreditsRepository {
     }
   }
 
-  private async chargeOnce(db: EntityManager, accountId: string, cost: number, calls: ChargeDetails[], deadline: Date | null): Promise<ChargeOutcome> {
-    const rows: Array<{ reference: string; id: string | null; balance_after: string | null; duplicate: boolean; late: boolean; over_cap: boolean | null }> = await db.query(
-      `WITH account AS (
-         SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
-           FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
-       call AS (
-         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
-                    AS c(reference, phone, source, key_id, settled, ordinal)),
-       eligible AS (
-         SELECT c.*, row_number() OVER (ORDER BY c.ordinal) AS rank FROM call c
-          WHERE c.key_id IS NULL
-             OR (NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.idempotency_key_id = c.key_id)
-                 AND NOT EXISTS (SELECT 1 FROM call d WHERE d.key_id = c.key_id AND d.ordinal < c.ordinal))),
-       accepted AS (
-         SELECT e.*, account.balance - e.rank * $2::bigint AS balance_after
-           FROM account, eligible e WHERE e.rank * $2::bigint <= account.balance
-            AND (account.cap IS NULL OR account.spent + e.rank * $2::bigint <= account.cap)),
-       debit AS (
-         UPDATE accounts SET balance = (SELECT balance FROM account) - $2::bigint * (SELECT count(*) FROM accepted),
-                             spent_today = (SELECT spent FROM account) + $2::bigint * (SELECT count(*) FROM accepted),
-                             spent_day = (SELECT day FROM account)
-          WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
-       ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
-       written AS (
-         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at)
-         SELECT debit.id, 'CHARGE', -$2::bigint, a.balance_after, a.reference, a.phone, a.source, a.key_id,
-                CASE WHEN a.settled THEN now() END
-           FROM accepted a, debit ORDER BY a.ordinal
-         RETURNING id, reference, balance_after)
-       SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,
-              $8::timestamptz IS NOT NULL AND NOT EXISTS (SELECT 1 FROM account) AND clock_timestamp() >= $8::timestamptz AS late,
-              -- Whether the first refused call would pass the daily cap (else the balance refused it).
-              (SELECT account.cap IS NOT NULL AND account.spent + ((SELECT count(*) FROM accepted) + 1) * $2::bigint > account.cap FROM account) AS over_cap
-         FROM call c LEFT JOIN written w ON w.reference = c.reference LEFT JOIN eligible e ON e.reference = c.reference`,
+  private async chargeOnce(
+    query: (values: unknown[]) => Promise<ChargeRow[]>,
+    accountId: string,
+    cost: number,
+    calls: ChargeDetails[],
+    deadline: Date | null,
+  ): Promise<ChargeOutcome> {
+    const rows = await query(
       [
         accountId,
         cost,
@@ -303,11 +226,10 @@ export class CreditsRepository {
    * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound).
    */
   async settleMany(chargeIds: string[]): Promise<Set<string>> {
-    const rows: Array<{ id: string }> = await this.db.query(
-      // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
-      `WITH settled AS (
-         UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id)
-       SELECT id FROM settled`,
+    const rows = await preparedQuery<{ id: string }>(
+      this.db,
+      'phone_filter_settle_v1',
+      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id`,
       [chargeIds],
     );
     return new Set(rows.map((row) => String(row.id)));
