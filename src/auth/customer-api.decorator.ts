@@ -11,8 +11,13 @@ export function CustomerApi(): ClassDecorator & MethodDecorator {
 }
 
 /** The calling account, as authenticated by the API key guard. */
-export const CurrentAccount = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedAccount => {
-  const account = context.switchToHttp().getRequest<Request>().account;
+export const CurrentAccount = createParamDecorator((_: unknown, context: ExecutionContext): AuthenticatedAccount =>
+  authenticatedAccount(context.switchToHttp().getRequest<Request>()),
+);
+
+/** The account the API key guard authenticated for this request (a route marked @CustomerApi()). */
+export function authenticatedAccount(request: Request): AuthenticatedAccount {
+  const account = request.account;
   if (!account) throw new Error('CurrentAccount used on a route without @CustomerApi()');
   return account;
-});
+}
