@@ -6,8 +6,11 @@ import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
 /**
  * One fixed window per key, counted atomically in Redis: the window opens with the first hit and
  * lasts `ttl` ms; a hit when no window is open (no key, or the key's last millisecond) opens a new
- * one at 1. A key without expiry (never written by this script) is treated as no window, so a count
+ * one. A key without expiry (never written by this script) is treated as no window, so a count
  * can never outlive its window. Past `limit`, a block of `blockDuration` ms, like the memory storage.
+ * ARGV[4] hits are counted at once (the calls of one key coalesced by RedisRateLimitStorage; 1 when
+ * absent), exactly as that many hits one after the other: the same total, and a block set by the
+ * first of them past the limit; the script says whether a block was already set before them.
  * (The script of @nest-lab/throttler-storage-redis re-armed the expiry of a key read at 0 ms left
  * without resetting its count: a client hammering at the window's edge carried the count over, window
  * after window, and was starved.)
@@ -16,50 +19,106 @@ const FIXED_WINDOW_SCRIPT = `
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local blockDuration = tonumber(ARGV[3])
+local count = tonumber(ARGV[4] or '1')
 local hits
 local timeToExpire = redis.call('PTTL', KEYS[1])
 if timeToExpire <= 0 then
-  redis.call('SET', KEYS[1], 1, 'PX', ttl)
-  hits = 1
+  redis.call('SET', KEYS[1], count, 'PX', ttl)
+  hits = count
   timeToExpire = ttl
 else
-  hits = redis.call('INCR', KEYS[1])
+  hits = redis.call('INCRBY', KEYS[1], count)
 end
+local blockedBefore = 1
 local timeToBlockExpire = redis.call('PTTL', KEYS[2])
 if timeToBlockExpire <= 0 then
+  blockedBefore = 0
   timeToBlockExpire = 0
   if hits > limit and blockDuration > 0 then
     redis.call('SET', KEYS[2], 1, 'PX', blockDuration)
     timeToBlockExpire = blockDuration
   end
 end
-return { hits, timeToExpire, timeToBlockExpire }
+return { hits, timeToExpire, timeToBlockExpire, blockedBefore }
 `;
 
 interface CountingRedis extends Redis {
-  countHit(hitKey: string, blockKey: string, ttlMs: number, limit: number, blockDurationMs: number): Promise<[number, number, number]>;
+  countHits(hitKey: string, blockKey: string, ttlMs: number, limit: number, blockDurationMs: number, count: number): Promise<[number, number, number, number]>;
 }
 
-/** Counts in Redis, so every instance shares one window per account and per address. */
+/** The calls waiting for one script call: the same key, window, limit and block. */
+interface PendingHits {
+  hitKey: string;
+  blockKey: string;
+  ttlMs: number;
+  limit: number;
+  blockDurationMs: number;
+  calls: Array<{ resolve: (record: StorageRecord) => void; reject: (error: unknown) => void }>;
+}
+
+/**
+ * Counts in Redis, so every instance shares one window per account and per address.
+ *
+ * The hits of one key that arrive in the same turn of the event loop (the concurrent calls of an
+ * account) are counted by ONE script call, which adds them all and tells each call its own place in
+ * the window: hit k of n gets the count before them plus k, as if they had been counted one by one,
+ * so the limit stays exact (nothing is counted in this process, nothing is approximated). There is no
+ * timer: a lone hit leaves in the next turn of the loop (setImmediate), and what is coalesced grows
+ * only with the load. A failure (Redis down, the command timeout) fails every call of the group.
+ */
 export class RedisRateLimitStorage extends RateLimitStorage {
   private readonly counter: CountingRedis;
+  private pending = new Map<string, PendingHits>();
 
   constructor(readonly redis: Redis) {
     super();
     // EVALSHA, falling back to EVAL once per connection; the client's key prefix applies to KEYS.
-    redis.defineCommand('countHit', { numberOfKeys: 2, lua: FIXED_WINDOW_SCRIPT });
+    redis.defineCommand('countHits', { numberOfKeys: 2, lua: FIXED_WINDOW_SCRIPT });
     this.counter = redis as CountingRedis;
   }
 
-  async increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
+  increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
     const { hitKey, blockKey } = keysOf(key, throttlerName);
-    const [totalHits, timeToExpireMs, timeToBlockExpireMs] = await this.counter.countHit(hitKey, blockKey, ttlMs, limit, blockDurationMs);
-    return {
-      totalHits,
-      timeToExpire: Math.ceil(timeToExpireMs / 1000),
-      isBlocked: timeToBlockExpireMs > 0,
-      timeToBlockExpire: Math.ceil(timeToBlockExpireMs / 1000),
-    };
+    const id = `${hitKey}|${ttlMs}|${limit}|${blockDurationMs}`;
+    return new Promise((resolve, reject) => {
+      let group = this.pending.get(id);
+      if (!group) {
+        if (this.pending.size === 0) setImmediate(() => this.flush());
+        group = { hitKey, blockKey, ttlMs, limit, blockDurationMs, calls: [] };
+        this.pending.set(id, group);
+      }
+      group.calls.push({ resolve, reject });
+    });
+  }
+
+  /** One script call per key waiting (auto-pipelined together: one write to Redis). */
+  private flush(): void {
+    const groups = this.pending;
+    this.pending = new Map();
+    for (const group of groups.values()) void this.count(group);
+  }
+
+  private async count({ hitKey, blockKey, ttlMs, limit, blockDurationMs, calls }: PendingHits): Promise<void> {
+    let reply: [number, number, number, number];
+    try {
+      reply = await this.counter.countHits(hitKey, blockKey, ttlMs, limit, blockDurationMs, calls.length);
+    } catch (error) {
+      for (const call of calls) call.reject(error);
+      return;
+    }
+    const [hits, timeToExpireMs, timeToBlockExpireMs, blockedBefore] = reply;
+    const first = hits - calls.length;
+    calls.forEach((call, index) => {
+      const totalHits = first + index + 1;
+      // Blocked when a block was set before these hits, or by this hit or an earlier one of them.
+      const isBlocked = blockedBefore === 1 || (timeToBlockExpireMs > 0 && totalHits > limit);
+      call.resolve({
+        totalHits,
+        timeToExpire: Math.ceil(timeToExpireMs / 1000),
+        isBlocked,
+        timeToBlockExpire: isBlocked ? Math.ceil(timeToBlockExpireMs / 1000) : 0,
+      });
+    });
   }
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
