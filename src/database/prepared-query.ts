@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { Pool, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
 
 const logger = new Logger('Database');
 
@@ -12,16 +12,37 @@ const logger = new Logger('Database');
  * varying number of placeholders). A failure is logged as TypeORM's are (no parameters: they can
  * hold phone numbers) and rethrown as pg's own error, which `hasSqlState` reads.
  *
+ * The connection goes back to the pool after an error of the statement (a lock timeout, a unique
+ * violation): only a failure of the connection itself closes it (pool.query would close it after
+ * any error, and reconnecting and preparing again is what a struggling database can least afford).
+ *
  * Behind a connection pooler in transaction mode, prepared statements need its support
- * (PgBouncer ≥ 1.21 with `max_prepared_statements`; docs/operations.md).
+ * (PgBouncer ≥ 1.21 with `max_prepared_statements`; docs/operations.md, "Scaling").
  */
 export async function preparedQuery<Row extends QueryResultRow>(db: DataSource, name: string, text: string, values: unknown[]): Promise<Row[]> {
-  const pool = (db.driver as unknown as { master: Pool }).master;
+  const pool = (db.driver as unknown as { master?: Pool }).master;
+  // The data source closed (a call still running at shutdown): the same error, and the same 503, as TypeORM's.
+  if (!pool || pool.ending) throw new Error('Driver not Connected');
+  let client: PoolClient | undefined;
+  let failure: unknown;
   try {
-    return (await pool.query<Row>({ name, text, values })).rows;
+    client = await pool.connect();
+    return (await client.query<Row>({ name, text, values })).rows;
   } catch (error) {
+    failure = error;
     const code = (error as { code?: string }).code;
     logger.warn(`query failed${code ? ` (${code})` : ''}: ${(error as Error).message}; statement: ${name}`);
     throw error;
+  } finally {
+    client?.release(failure !== undefined && brokeTheConnection(failure) ? (failure as Error) : undefined);
   }
+}
+
+/**
+ * Whether an error leaves the connection unusable: no SQLSTATE (a socket error, a timeout of the
+ * client), connection exceptions (class 08) and the server shutting down or killing the session (57P0x).
+ */
+export function brokeTheConnection(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0)/.test(code);
 }

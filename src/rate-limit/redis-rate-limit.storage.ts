@@ -42,8 +42,10 @@ end
 return { hits, timeToExpire, timeToBlockExpire, blockedBefore }
 `;
 
-interface CountingRedis extends Redis {
-  countHits(hitKey: string, blockKey: string, ttlMs: number, limit: number, blockDurationMs: number, count: number): Promise<[number, number, number, number]>;
+/** The script as a command of a pipeline. */
+interface CountingPipeline {
+  exec(): Promise<Array<[Error | null, unknown]> | null>;
+  countHits(hitKey: string, blockKey: string, ttlMs: number, limit: number, blockDurationMs: number, count: number): CountingPipeline;
 }
 
 /** The calls waiting for one script call: the same key, window, limit and block. */
@@ -63,18 +65,16 @@ interface PendingHits {
  * account) are counted by ONE script call, which adds them all and tells each call its own place in
  * the window: hit k of n gets the count before them plus k, as if they had been counted one by one,
  * so the limit stays exact (nothing is counted in this process, nothing is approximated). There is no
- * timer: a lone hit leaves in the next turn of the loop (setImmediate), and what is coalesced grows
- * only with the load. A failure (Redis down, the command timeout) fails every call of the group.
+ * timer: the hits of a turn leave at its end (setImmediate), and what is coalesced grows only with the
+ * load. A failure (Redis down, the command timeout) fails every call of the group.
  */
 export class RedisRateLimitStorage extends RateLimitStorage {
-  private readonly counter: CountingRedis;
   private pending = new Map<string, PendingHits>();
 
   constructor(readonly redis: Redis) {
     super();
     // EVALSHA, falling back to EVAL once per connection; the client's key prefix applies to KEYS.
     redis.defineCommand('countHits', { numberOfKeys: 2, lua: FIXED_WINDOW_SCRIPT });
-    this.counter = redis as CountingRedis;
   }
 
   increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
@@ -91,34 +91,24 @@ export class RedisRateLimitStorage extends RateLimitStorage {
     });
   }
 
-  /** One script call per key waiting (auto-pipelined together: one write to Redis). */
+  /**
+   * One script call per key waiting, all in one explicit pipeline: written to Redis now (the client's
+   * auto-pipelining would wait one more turn of the loop). Each call still has the command timeout.
+   */
   private flush(): void {
-    const groups = this.pending;
+    const groups = [...this.pending.values()];
     this.pending = new Map();
-    for (const group of groups.values()) void this.count(group);
-  }
-
-  private async count({ hitKey, blockKey, ttlMs, limit, blockDurationMs, calls }: PendingHits): Promise<void> {
-    let reply: [number, number, number, number];
-    try {
-      reply = await this.counter.countHits(hitKey, blockKey, ttlMs, limit, blockDurationMs, calls.length);
-    } catch (error) {
-      for (const call of calls) call.reject(error);
-      return;
-    }
-    const [hits, timeToExpireMs, timeToBlockExpireMs, blockedBefore] = reply;
-    const first = hits - calls.length;
-    calls.forEach((call, index) => {
-      const totalHits = first + index + 1;
-      // Blocked when a block was set before these hits, or by this hit or an earlier one of them.
-      const isBlocked = blockedBefore === 1 || (timeToBlockExpireMs > 0 && totalHits > limit);
-      call.resolve({
-        totalHits,
-        timeToExpire: Math.ceil(timeToExpireMs / 1000),
-        isBlocked,
-        timeToBlockExpire: isBlocked ? Math.ceil(timeToBlockExpireMs / 1000) : 0,
-      });
-    });
+    const pipeline = this.redis.pipeline() as unknown as CountingPipeline;
+    for (const { hitKey, blockKey, ttlMs, limit, blockDurationMs, calls } of groups) pipeline.countHits(hitKey, blockKey, ttlMs, limit, blockDurationMs, calls.length);
+    pipeline.exec().then(
+      (replies) =>
+        groups.forEach((group, index) => {
+          const [error, reply] = replies?.[index] ?? [new Error('Redis gave no reply to the rate-limit pipeline'), undefined];
+          if (error) for (const call of group.calls) call.reject(error);
+          else answer(group, reply as [number, number, number, number]);
+        }),
+      (error: unknown) => groups.forEach((group) => group.calls.forEach((call) => call.reject(error))),
+    );
   }
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
@@ -135,6 +125,22 @@ export class RedisRateLimitStorage extends RateLimitStorage {
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();
   }
+}
+
+/** Each call of a group gets its own place in the window, as if the hits had been counted one by one. */
+function answer({ limit, calls }: PendingHits, [hits, timeToExpireMs, timeToBlockExpireMs, blockedBefore]: [number, number, number, number]): void {
+  const first = hits - calls.length;
+  calls.forEach((call, index) => {
+    const totalHits = first + index + 1;
+    // Blocked when a block was set before these hits, or by this hit or an earlier one of them.
+    const isBlocked = blockedBefore === 1 || (timeToBlockExpireMs > 0 && totalHits > limit);
+    call.resolve({
+      totalHits,
+      timeToExpire: Math.ceil(timeToExpireMs / 1000),
+      isBlocked,
+      timeToBlockExpire: isBlocked ? Math.ceil(timeToBlockExpireMs / 1000) : 0,
+    });
+  });
 }
 
 /** One hash slot per key and throttler (`{…}`), so the script's two keys live together in a cluster too. */
