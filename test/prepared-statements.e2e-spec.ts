@@ -45,9 +45,11 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
   it('keeps the connection (and what it prepared) after an error of the statement itself', async () => {
     const before = await backend();
     await expect(preparedQuery(db, 'test_divide', 'SELECT 1 / $1::int AS n', [0])).rejects.toMatchObject({ code: '22012' });
-    await expect(preparedQuery(db, 'test_lock', `SELECT set_config('lock_timeout', '1', true), pg_advisory_xact_lock(1) WHERE $1::int = 1`, [1])).resolves.toHaveLength(1);
     expect(await backend()).toBe(before);
     expect(await preparedOnConnection()).toEqual(expect.arrayContaining(['test_backend_pid', 'test_divide']));
+    // Run by its name again on the same connection: the server still has it.
+    expect(await preparedQuery(db, 'test_divide', 'SELECT 1 / $1::int AS n', [1])).toEqual([{ n: 1 }]);
+    expect(await backend()).toBe(before);
   });
 
   it('drops a connection that broke, and prepares again on the next one', async () => {
@@ -72,6 +74,20 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
     expect(after).not.toBe(before);
   });
 
+  it('fails the statement, not the process, when the connection breaks while it runs', async () => {
+    const before = await backend();
+    const pool = (db.driver as unknown as { master: Pool }).master;
+    const running = preparedQuery(db, 'test_sleep', 'SELECT pg_sleep($1::float8)', [2]);
+    // The socket of the one connection, reset while the statement runs (no error message from the server first).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const busy = (pool as unknown as { _clients: Array<{ connection: { stream: { destroy(error: Error): void } } }> })._clients[0];
+    busy.connection.stream.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    const failure = await running.catch((error: unknown) => error);
+    expect(brokeTheConnection(failure)).toBe(true);
+    const after = await backend();
+    expect(after).not.toBe(before);
+  });
+
   it('says "Driver not Connected" (answered 503) once the data source is closed', async () => {
     await db.destroy();
     await expect(backend()).rejects.toThrow('Driver not Connected');
@@ -84,6 +100,8 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
     expect(brokeTheConnection({ code: '57014' })).toBe(false);
     expect(brokeTheConnection({ code: '57P01' })).toBe(true);
     expect(brokeTheConnection({ code: '08006' })).toBe(true);
+    expect(brokeTheConnection({ code: '26000' })).toBe(true);
+    expect(brokeTheConnection({ code: '0A000' })).toBe(true);
     expect(brokeTheConnection({ code: 'ECONNRESET' })).toBe(true);
     expect(brokeTheConnection(new Error('Connection terminated unexpectedly'))).toBe(true);
   });

@@ -133,6 +133,18 @@ describe('Plan count in Redis: the hits of one key in a turn are counted by one 
     expect(after.totalHits).toBe(1);
   });
 
+  it('never counts a hit twice: one given up on while Redis hung is not sent again after a reconnect', async () => {
+    const storage = await instance();
+    redis.freeze();
+    await expect(hit(storage, 'account:resend')).rejects.toThrow(/timed out/i);
+    // The hung Redis dies and comes back empty; the client reconnects.
+    await redis.stop();
+    await redis.start();
+    for (let attempt = 0; attempt < 100 && storage.redis.status !== 'ready'; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(storage.redis.status).toBe('ready');
+    expect((await hit(storage, 'account:resend')).totalHits).toBe(1);
+  });
+
   it('fails every hit of the group when the connection is gone', async () => {
     const storage = await instance();
     storage.redis.disconnect();

@@ -25,24 +25,35 @@ export async function preparedQuery<Row extends QueryResultRow>(db: DataSource, 
   if (!pool || pool.ending) throw new Error('Driver not Connected');
   let client: PoolClient | undefined;
   let failure: unknown;
+  // The pool listens for a connection's errors only while it is idle: while the statement runs, a
+  // socket reset or a server gone without a word must land here, not crash the process.
+  const onConnectionError = (error: Error) => {
+    failure ??= error;
+  };
   try {
     client = await pool.connect();
+    client.on('error', onConnectionError);
     return (await client.query<Row>({ name, text, values })).rows;
   } catch (error) {
-    failure = error;
+    failure ??= error;
     const code = (error as { code?: string }).code;
     logger.warn(`query failed${code ? ` (${code})` : ''}: ${(error as Error).message}; statement: ${name}`);
     throw error;
   } finally {
+    client?.removeListener('error', onConnectionError);
     client?.release(failure !== undefined && brokeTheConnection(failure) ? (failure as Error) : undefined);
   }
 }
 
 /**
  * Whether an error leaves the connection unusable: no SQLSTATE (a socket error, a timeout of the
- * client), connection exceptions (class 08) and the server shutting down or killing the session (57P0x).
+ * client), connection exceptions (class 08), the server shutting down or killing the session (57P0x),
+ * and the two errors after which pg would go on running a prepared statement the server no longer
+ * runs as named: 26000 (it does not exist there: a pooler in between, a DISCARD) and 0A000 ("cached
+ * plan must not change result type": a migration changed a table under it). A new connection
+ * prepares the statement again.
  */
 export function brokeTheConnection(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0)/.test(code);
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0|26000|0A000)/.test(code);
 }

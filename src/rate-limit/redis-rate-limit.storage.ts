@@ -104,8 +104,13 @@ export class RedisRateLimitStorage extends RateLimitStorage {
       (replies) =>
         groups.forEach((group, index) => {
           const [error, reply] = replies?.[index] ?? [new Error('Redis gave no reply to the rate-limit pipeline'), undefined];
-          if (error) for (const call of group.calls) call.reject(error);
-          else answer(group, reply as [number, number, number, number]);
+          try {
+            if (error) throw error;
+            answer(group, reply);
+          } catch (failure) {
+            // Settles every call of the group (a call already answered ignores it), whatever the reply was.
+            for (const call of group.calls) call.reject(failure);
+          }
         }),
       (error: unknown) => groups.forEach((group) => group.calls.forEach((call) => call.reject(error))),
     );
@@ -128,7 +133,11 @@ export class RedisRateLimitStorage extends RateLimitStorage {
 }
 
 /** Each call of a group gets its own place in the window, as if the hits had been counted one by one. */
-function answer({ limit, calls }: PendingHits, [hits, timeToExpireMs, timeToBlockExpireMs, blockedBefore]: [number, number, number, number]): void {
+function answer({ limit, calls }: PendingHits, reply: unknown): void {
+  if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((value) => Number.isInteger(value))) {
+    throw new Error(`unexpected reply of the rate-limit script: ${JSON.stringify(reply)}`);
+  }
+  const [hits, timeToExpireMs, timeToBlockExpireMs, blockedBefore] = reply as [number, number, number, number];
   const first = hits - calls.length;
   calls.forEach((call, index) => {
     const totalHits = first + index + 1;
@@ -169,6 +178,9 @@ export function createRedisClient(url: string, keyPrefix: string): Redis {
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // A count that got no answer was already given up on (the call went through unlimited): sent again
+    // after a reconnect, it would count that call a second time.
+    autoResendUnfulfilledCommands: false,
     enableAutoPipelining: true,
   });
   let healthy = true;
