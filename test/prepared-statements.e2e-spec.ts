@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { Pool, PoolClient } from 'pg';
+import { DatabaseError, type Pool, type PoolClient } from 'pg';
 import { brokeTheConnection, preparedQuery } from '../src/database/prepared-query';
 
 /**
@@ -77,15 +77,29 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
   it('fails the statement, not the process, when the connection breaks while it runs', async () => {
     const before = await backend();
     const pool = (db.driver as unknown as { master: Pool }).master;
-    const running = preparedQuery(db, 'test_sleep', 'SELECT pg_sleep($1::float8)', [2]);
-    // The socket of the one connection, reset while the statement runs (no error message from the server first).
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const busy = (pool as unknown as { _clients: Array<{ connection: { stream: { destroy(error: Error): void } } }> })._clients[0];
-    busy.connection.stream.destroy(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
-    const failure = await running.catch((error: unknown) => error);
-    expect(brokeTheConnection(failure)).toBe(true);
-    const after = await backend();
-    expect(after).not.toBe(before);
+    let busy: PoolClient | undefined;
+    pool.once('acquire', (client: PoolClient) => (busy = client));
+    const running = preparedQuery(db, 'test_sleep', 'SELECT pg_sleep($1::float8)', [30]);
+    // Once the server runs it (seen from another connection), the socket is reset under it, without a
+    // word from the server first.
+    const observer = new DataSource({ type: 'postgres', url: process.env.DATABASE_URL });
+    await observer.initialize();
+    try {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const rows: unknown[] = await observer.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`, [before]);
+        if (rows.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      (busy as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(
+        Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      );
+      await expect(running).rejects.toMatchObject({ code: 'ECONNRESET' });
+      const after = await backend();
+      expect(after).not.toBe(before);
+      await observer.query('SELECT pg_terminate_backend($1)', [before]);
+    } finally {
+      await observer.destroy();
+    }
   });
 
   it('says "Driver not Connected" (answered 503) once the data source is closed', async () => {
@@ -94,15 +108,27 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
   });
 
   it('tells statement errors from broken connections', () => {
-    expect(brokeTheConnection({ code: '22012' })).toBe(false);
-    expect(brokeTheConnection({ code: '23505' })).toBe(false);
-    expect(brokeTheConnection({ code: '55P03' })).toBe(false);
-    expect(brokeTheConnection({ code: '57014' })).toBe(false);
-    expect(brokeTheConnection({ code: '57P01' })).toBe(true);
-    expect(brokeTheConnection({ code: '08006' })).toBe(true);
-    expect(brokeTheConnection({ code: '26000' })).toBe(true);
-    expect(brokeTheConnection({ code: '0A000' })).toBe(true);
-    expect(brokeTheConnection({ code: 'ECONNRESET' })).toBe(true);
+    const fromServer = (code: string, routine?: string) => Object.assign(new DatabaseError('error', 0, 'error'), { code, routine });
+    expect(brokeTheConnection(fromServer('22012'))).toBe(false);
+    expect(brokeTheConnection(fromServer('23505'))).toBe(false);
+    expect(brokeTheConnection(fromServer('55P03'))).toBe(false);
+    expect(brokeTheConnection(fromServer('57014'))).toBe(false);
+    expect(brokeTheConnection(fromServer('0A000', 'transformExprRecurse'))).toBe(false);
+    expect(brokeTheConnection(fromServer('57P01'))).toBe(true);
+    expect(brokeTheConnection(fromServer('08006'))).toBe(true);
+    expect(brokeTheConnection(fromServer('26000'))).toBe(true);
+    expect(brokeTheConnection(fromServer('0A000', 'RevalidateCachedQuery'))).toBe(true);
+    expect(brokeTheConnection(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }))).toBe(true);
     expect(brokeTheConnection(new Error('Connection terminated unexpectedly'))).toBe(true);
+  });
+
+  it('prepares a statement again on a new connection once the server lost it (26000)', async () => {
+    const before = await backend();
+    // The server forgets the connection's prepared statements (as behind a pooler that changed sessions).
+    await preparedQuery(db, 'test_forget', 'DEALLOCATE ALL', []);
+    const failure = await preparedQuery(db, 'test_backend_pid', 'SELECT pg_backend_pid() AS pid', []).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: '26000' });
+    const after = await backend();
+    expect(after).not.toBe(before);
   });
 });

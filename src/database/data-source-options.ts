@@ -15,6 +15,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     logging: ['error', 'warn', 'migration'],
-    extra: { max: poolSize, connectionTimeoutMillis: 5000, application_name: 'phone-filter' },
+    // keepAlive: a connection whose peer vanished without a word (a NAT or failover dropping it) is found dead
+    // by TCP keepalives instead of waiting for the kernel's retransmission timeout.
+    extra: { max: poolSize, connectionTimeoutMillis: 5000, application_name: 'phone-filter', keepAlive: true },
   };
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { DatabaseError, type Pool, type PoolClient, type QueryResultRow } from 'pg';
 
 const logger = new Logger('Database');
 
@@ -46,14 +46,15 @@ export async function preparedQuery<Row extends QueryResultRow>(db: DataSource, 
 }
 
 /**
- * Whether an error leaves the connection unusable: no SQLSTATE (a socket error, a timeout of the
- * client), connection exceptions (class 08), the server shutting down or killing the session (57P0x),
- * and the two errors after which pg would go on running a prepared statement the server no longer
- * runs as named: 26000 (it does not exist there: a pooler in between, a DISCARD) and 0A000 ("cached
- * plan must not change result type": a migration changed a table under it). A new connection
- * prepares the statement again.
+ * Whether an error leaves the connection unusable: anything but an error the server sent about the
+ * statement (a socket error, a timeout of the client), connection exceptions (class 08), the server
+ * shutting down or killing the session (57P0x), and the two errors after which pg would go on running
+ * a prepared statement the server no longer runs as named: 26000 (it does not exist there: a pooler in
+ * between, a DISCARD) and 0A000 raised by the plan cache ("cached plan must not change result type": a
+ * migration changed a table under it). A new connection prepares the statement again.
  */
 export function brokeTheConnection(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P0|26000|0A000)/.test(code);
+  if (!(error instanceof DatabaseError)) return true;
+  const { code = '', routine } = error;
+  return /^(08|57P0)/.test(code) || code === '26000' || (code === '0A000' && routine === 'RevalidateCachedQuery');
 }

@@ -179,7 +179,9 @@ export function createRedisClient(url: string, keyPrefix: string): Redis {
     connectTimeout: 2000,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     // A count that got no answer was already given up on (the call went through unlimited): sent again
-    // after a reconnect, it would count that call a second time.
+    // after a reconnect, it would count that call a second time. The commands in flight at a disconnect
+    // are then dropped, and commandTimeout is what fails them. A failed-authentication give-back lost
+    // that way leaves its address one attempt nearer its limit for the rest of the window.
     autoResendUnfulfilledCommands: false,
     enableAutoPipelining: true,
   });
