@@ -177,6 +177,15 @@ describe('bad-input sweep: no input makes a 500, every error has the contract sh
   });
 
   it('answers every Content-Encoding, with any bytes, without a 500: a body that is not what it says is a 400', async () => {
+    const decompress: Partial<Record<string, (data: Buffer) => Buffer>> = { gzip: zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync };
+    const decodes = (encoding: string, data: Buffer): boolean => {
+      try {
+        decompress[encoding.toLowerCase()]?.(data);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     const withBody = routes.filter((route) => route.bodyFields);
     const compress: Partial<Record<string, (data: Buffer) => Buffer>> = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
     await fc.assert(
@@ -199,7 +208,8 @@ describe('bad-input sweep: no input makes a 500, every error has the contract sh
           const sent = `${route.method} ${route.path} ${encoding} ${body.kind}`;
           expect({ sent, status: res.status >= 500 ? res.status : 'not 5xx' }).toEqual({ sent, status: 'not 5xx' });
           if (res.status >= 400) expect(Object.keys(res.body)).toEqual(['error']);
-          if (body.kind === 'garbage' && encoder && data.length > 0) expect({ sent, status: res.status }).toEqual({ sent, status: 400 });
+          // Random bytes can still be a valid stream (one byte, 0x37, is an empty brotli stream): those are no garbage.
+          if (body.kind === 'garbage' && encoder && data.length > 0 && !decodes(encoding, data)) expect({ sent, status: res.status }).toEqual({ sent, status: 400 });
         },
       ),
       { numRuns: 200, seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
