@@ -1,16 +1,14 @@
-import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { DatabaseError, type Pool, type PoolClient, type QueryResultRow } from 'pg';
-
-const logger = new Logger('Database');
 
 /**
  * A statement of the request path, run as a named prepared statement on the pool TypeORM opened:
  * PostgreSQL parses and plans its text once per connection instead of on every call (the charge
  * statement's plan cost more of the server's CPU than its rows did), and the call skips TypeORM's
  * query runner. Only for statements outside a transaction, with a fixed text (arrays, not a
- * varying number of placeholders). A failure is logged as TypeORM's are (no parameters: they can
- * hold phone numbers) and rethrown as pg's own error, which `hasSqlState` reads.
+ * varying number of placeholders). A failure goes to the data source's logger, as TypeORM's own
+ * queries' do (the app's DatabaseLogger: never the parameters), and is rethrown as pg's own error,
+ * which `hasSqlState` reads.
  *
  * The connection goes back to the pool after an error of the statement (a lock timeout, a unique
  * violation): only a failure of the connection itself closes it (pool.query would close it after
@@ -36,8 +34,7 @@ export async function preparedQuery<Row extends QueryResultRow>(db: DataSource, 
     return (await client.query<Row>({ name, text, values })).rows;
   } catch (error) {
     failure ??= error;
-    const code = (error as { code?: string }).code;
-    logger.warn(`query failed${code ? ` (${code})` : ''}: ${(error as Error).message}; statement: ${name}`);
+    db.logger.logQueryError(error as Error, `prepared statement ${name}`);
     throw error;
   } finally {
     client?.removeListener('error', onConnectionError);
