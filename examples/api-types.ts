@@ -11,10 +11,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below. */
+        /**
+         * List accounts
+         * @description The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below.
+         */
         get: operations["AdminController_listAccounts"];
         put?: never;
-        /** Creates an account (with default settings) and its first API key, shown once. */
+        /**
+         * Create an account
+         * @description Creates an account (with default settings) and its first API key, shown once.
+         */
         post: operations["AdminController_createAccount"];
         delete?: never;
         options?: never;
@@ -29,14 +35,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An account: balance, plan, disabled, settings and keys (never the key material). */
+        /**
+         * Get an account
+         * @description An account: balance, plan, disabled, settings and keys (never the key material).
+         */
         get: operations["AdminController_getAccount"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY). */
+        /**
+         * Change an account's plan or state
+         * @description Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY).
+         */
         patch: operations["AdminController_updateAccount"];
         trace?: never;
     };
@@ -49,7 +61,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row. */
+        /**
+         * Add or remove credits
+         * @description Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row.
+         */
         post: operations["AdminController_changeCredits"];
         delete?: never;
         options?: never;
@@ -66,7 +81,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issues another API key for the account, shown once. */
+        /**
+         * Issue an API key
+         * @description Issues another API key for the account, shown once.
+         */
         post: operations["AdminController_issueKey"];
         delete?: never;
         options?: never;
@@ -101,7 +119,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage. */
+        /**
+         * An account's credits ledger
+         * @description The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage.
+         */
         get: operations["AdminController_accountUsage"];
         put?: never;
         post?: never;
@@ -118,10 +139,33 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The audit trail of admin actions (HTTP and CLI), newest first. */
+        /**
+         * The audit trail
+         * @description The audit trail of admin actions (HTTP and CLI), newest first.
+         */
         get: operations["AdminController_listAudit"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erases a phone number from every store (docs/privacy.md): every account, the ledger (masked form kept), caches on every instance.
+         * @description Idempotent: running it again finds nothing more to change. The audit trail records the erasure, its actor and the keyed hash of the number, never the number.
+         */
+        post: operations["AdminController_erase"];
         delete?: never;
         options?: never;
         head?: never;
@@ -137,7 +181,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revokes a key: refused from the next request on (other instances within a second). */
+        /**
+         * Revoke a key
+         * @description Revokes a key: refused from the next request on (other instances within a second).
+         */
         post: operations["AdminController_revokeKey"];
         delete?: never;
         options?: never;
@@ -152,7 +199,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The plans and their rate limits. */
+        /**
+         * List plans
+         * @description The plans and their rate limits.
+         */
         get: operations["AdminController_listPlans"];
         put?: never;
         post?: never;
@@ -170,7 +220,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Changes a plan's limit and window; effective within a second on every instance. */
+        /**
+         * Change a plan's rate limit
+         * @description Changes a plan's limit and window; effective within a second on every instance.
+         */
         put: operations["AdminController_updatePlan"];
         post?: never;
         delete?: never;
@@ -186,7 +239,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's credit balance. */
+        /**
+         * Credit balance
+         * @description The account's credit balance.
+         */
         get: operations["CreditsController_balance"];
         put?: never;
         post?: never;
@@ -247,7 +303,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's bulk jobs, newest first (without results). */
+        /**
+         * List bulk jobs
+         * @description The account's bulk jobs, newest first (without results).
+         */
         get: operations["BulkController_list"];
         put?: never;
         /**
@@ -290,11 +349,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A bulk job and its results, in input order. */
+        /**
+         * Get a bulk job
+         * @description A bulk job and its results, in input order.
+         */
         get: operations["BulkController_get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Deletes a completed job's entries (numbers and results) now, before their retention period ends
+         * @description The job stays, with its counts and charges; its results are empty from then on. 400 INVALID_REQUEST while the job is queued or processing. Otherwise entries go RETENTION_BULK_ENTRIES_DAYS (default 30) after the job completed.
+         */
+        delete: operations["BulkController_deleteEntries"];
         options?: never;
         head?: never;
         patch?: never;
@@ -345,7 +411,7 @@ export interface paths {
         head?: never;
         /**
          * Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.
-         * @description Send any subset of the three checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` (null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.
+         * @description Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` (null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.
          *
          *     | check | key | default | credits per call (default price) | fields it fills |
          *     |---|---|---|---|---|
@@ -405,7 +471,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The account's watchlists, newest first, each with its last round. */
+        /**
+         * List watchlists
+         * @description The account's watchlists, newest first, each with its last round.
+         */
         get: operations["WatchlistsController_list"];
         put?: never;
         /**
@@ -426,15 +495,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A watchlist and a page of its numbers, each with its last answer and checked_at. */
+        /**
+         * Get a watchlist
+         * @description A watchlist and a page of its numbers, each with its last answer and checked_at.
+         */
         get: operations["WatchlistsController_get"];
         put?: never;
         post?: never;
-        /** Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on. */
+        /**
+         * Delete a watchlist
+         * @description Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on.
+         */
         delete: operations["WatchlistsController_remove"];
         options?: never;
         head?: never;
-        /** Rename, change the interval or callback, pause or resume, add or remove numbers. */
+        /**
+         * Change a watchlist
+         * @description Rename, change the interval or callback, pause or resume, add or remove numbers.
+         */
         patch: operations["WatchlistsController_update"];
         trace?: never;
     };
@@ -445,7 +523,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The changes found, newest first: number, field, before, after, detected_at. */
+        /**
+         * A watchlist's changes
+         * @description The changes found, newest first: number, field, before, after, detected_at.
+         */
         get: operations["WatchlistsController_changes"];
         put?: never;
         post?: never;
@@ -482,7 +563,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process is up (no dependencies checked). */
+        /**
+         * Liveness
+         * @description The process is up (no dependencies checked).
+         */
         get: operations["HealthController_live"];
         put?: never;
         post?: never;
@@ -501,7 +585,7 @@ export interface paths {
         };
         /**
          * Ready to serve: the database, the lookup cache store and the lookup provider answer.
-         * @description For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer.
+         * @description For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. With OPS_ENDPOINTS=private (the production default) only `{"status":"ok"}` / a bare 503 unless the ADMIN_TOKEN or METRICS_TOKEN is sent.
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -519,7 +603,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format). No authentication: keep it on an internal network. */
+        /**
+         * Prometheus metrics
+         * @description Prometheus metrics (text exposition format). With OPS_ENDPOINTS=private (the production default) it needs `Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>`.
+         */
         get: operations["MetricsController_scrape"];
         put?: never;
         post?: never;
@@ -681,8 +768,11 @@ export interface components {
             id: string;
             request_id: string | null;
             target_id: string;
-            /** @enum {string} */
-            target_type: "account" | "api_key" | "plan";
+            /**
+             * @description phone: an erasure; target_id is then the keyed hash of the number, never the number.
+             * @enum {string}
+             */
+            target_type: "account" | "api_key" | "plan" | "phone";
         };
         AuditPageDto: {
             entries: components["schemas"]["AuditEntryDto"][];
@@ -716,6 +806,15 @@ export interface components {
              */
             total: number;
         };
+        BulkEntriesDeletedDto: {
+            /**
+             * @description Entries deleted now (0 when they were already gone). The job, its counts and its charges stay.
+             * @example 1000
+             */
+            deleted_entries: number;
+            /** @example 5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10 */
+            id: string;
+        };
         BulkEntryDto: {
             /** @description INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded). */
             error?: components["schemas"]["BulkEntryErrorDto"];
@@ -730,7 +829,7 @@ export interface components {
              */
             reference?: string;
             /** @description The six fields, as POST /api/v1/filter answers them. */
-            result?: components["schemas"]["FilterResultDto"];
+            result?: components["schemas"]["PhoneAnswerDto"];
         };
         BulkEntryErrorDto: {
             /**
@@ -924,11 +1023,10 @@ export interface components {
              */
             phones: (string | components["schemas"]["BulkEntryInputDto"])[];
             /**
-             * @description Recorded on the ledger entries of the job.
-             * @default internal
+             * @description Recorded on the ledger entries of the job. Default: `internal`.
              * @example crm-import
              */
-            source: string;
+            source?: string;
         };
         ChangeCreditsDto: {
             /**
@@ -972,32 +1070,30 @@ export interface components {
             network_status?: boolean;
             /**
              * @description Portability Status (is_ported, carrier); 2 credits by default.
-             * @example false
+             * @example true
              */
             portability?: boolean;
         };
         CreateAccountDto: {
             /**
-             * @description Initial credits (a TOPUP ledger row).
-             * @default 0
+             * @description Initial credits (a TOPUP ledger row). Default: 0.
              * @example 1000
              */
-            credits: number;
+            credits?: number;
             /** @example Acme Ltd */
             name: string;
             /**
-             * @description One of the plans of GET /admin/v1/plans.
-             * @default free
+             * @description One of the plans of GET /admin/v1/plans. Default: `free`.
              * @example free
              */
-            plan: string;
+            plan?: string;
         };
         CreateWatchlistDto: {
             /**
-             * @description http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a round is refused for credits or by the daily spending limit), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only.
+             * @description http(s) URL POSTed one signed `watchlist.changes` event per round that found changes (and `watchlist.paused` when a round is refused for credits or by the daily spending limit), signed like bulk callbacks (X-Signature, X-Signature-Timestamp). Public addresses only. null: no callback, as when absent.
              * @example https://example.com/hooks/watchlist
              */
-            callback_url?: string;
+            callback_url?: string | null;
             /**
              * @description How often every number is re-checked (the first round runs at once).
              * @example weekly
@@ -1040,13 +1136,59 @@ export interface components {
             /** @example free */
             plan: string;
         };
+        ErasureDto: {
+            /**
+             * @description Bulk entries, of every account's jobs, reduced to the masked form (one still waiting for its lookup is answered as failed and refunded).
+             * @example 2
+             */
+            bulk_entries_masked: number;
+            /**
+             * @description Callbacks (the outbox) whose body held the number, deleted, delivered or not (a pending one is never sent).
+             * @example 1
+             */
+            callback_events_deleted: number;
+            /**
+             * @description Idempotency-Key rows of the number deleted, or, while their key is alive, stripped of it (a retry gets 409, never a second charge).
+             * @example 1
+             */
+            idempotency_keys_erased: number;
+            /**
+             * @description Ledger rows whose phone was reduced to its masked form (amounts, references and balances untouched).
+             * @example 3
+             */
+            ledger_entries_masked: number;
+            /**
+             * @description Cached answers deleted from Redis or memory; every instance drops its in-process copy too.
+             * @example 3
+             */
+            lookup_cache_entries_deleted: number;
+            /**
+             * @description The keyed hash of the number (DATA_HASH_KEY), as recorded in the audit trail: the number itself is kept nowhere.
+             * @example 6f1c…
+             */
+            phone_hash: string;
+            /** @example 4 */
+            watchlist_changes_deleted: number;
+            /**
+             * @description Watchlist entries deleted (the number is no longer watched), in every account.
+             * @example 1
+             */
+            watchlist_entries_deleted: number;
+        };
+        ErasureRequestDto: {
+            /**
+             * @description The number to erase, in any form /filter accepts (E.164; spaces, "-", ".", "(" and ")" ignored).
+             * @example +44 7400 123456
+             */
+            phone: string;
+        };
         Error: {
             error: {
                 /** @enum {string} */
                 code: "INVALID_REQUEST" | "INVALID_API_KEY" | "REVOKED_API_KEY" | "INSUFFICIENT_CREDITS" | "SPENDING_LIMIT_REACHED" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
                 /**
                  * @description For people; may change. Branch on `code`.
-                 * @example phone must be in E.164 format, e.g. +14155552671
+                 * @example phone must be in E.164 format, e.g. +447400123456
                  */
                 message: string;
             };
@@ -1054,17 +1196,42 @@ export interface components {
         FilterRequestDto: {
             /**
              * @description E.164; spaces, "-", ".", "(" and ")" are ignored.
-             * @example +14155552671
+             * @example +447400123456
              */
             phone: string;
             /**
-             * @description Where the number came from; recorded on the ledger entry.
-             * @default internal
+             * @description Where the number came from; recorded on the ledger entry. Default: `internal`.
              * @example website
              */
-            source: string;
+            source?: string;
         };
-        FilterResultDto: {
+        IssuedKeyDto: {
+            /**
+             * @description Shown once; only its hash is stored.
+             * @example pf_live_3kTq9ZrW0bXvYc2mN7aP4sLd8fGh1JeK
+             */
+            api_key: string;
+            /** Format: uuid */
+            id: string;
+            /** @example pf_live_3kTq */
+            prefix: string;
+        };
+        KeySummaryDto: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Updated at most once a minute.
+             */
+            last_used_at: string | null;
+            /** @example pf_live_3kTq */
+            prefix: string;
+            /** @enum {string} */
+            status: "active" | "revoked";
+        };
+        PhoneAnswerDto: {
             /**
              * @description Current operator when an enabled check knows it.
              * @example T-Mobile USA
@@ -1096,32 +1263,6 @@ export interface components {
              * @example true
              */
             valid: boolean;
-        };
-        IssuedKeyDto: {
-            /**
-             * @description Shown once; only its hash is stored.
-             * @example pf_live_3kTq9ZrW0bXvYc2mN7aP4sLd8fGh1JeK
-             */
-            api_key: string;
-            /** Format: uuid */
-            id: string;
-            /** @example pf_live_3kTq */
-            prefix: string;
-        };
-        KeySummaryDto: {
-            /** Format: date-time */
-            created_at: string;
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: date-time
-             * @description Updated at most once a minute.
-             */
-            last_used_at: string | null;
-            /** @example pf_live_3kTq */
-            prefix: string;
-            /** @enum {string} */
-            status: "active" | "revoked";
         };
         PlanDto: {
             /** @example 5 */
@@ -1228,7 +1369,7 @@ export interface components {
         };
         UpdateSettingsDto: {
             /**
-             * @description Any subset of the three checks.
+             * @description Any subset of the checks.
              * @example {
              *       "line_type": true
              *     }
@@ -1309,9 +1450,9 @@ export interface components {
         };
         WatchlistChangeDto: {
             /** @example ABSENT */
-            after: (string | boolean) | null;
+            after: (string | null) | (number | null) | (boolean | null);
             /** @example CONNECTED */
-            before: (string | boolean) | null;
+            before: (string | null) | (number | null) | (boolean | null);
             /** @example 2026-11-23T05:00:01.000Z */
             detected_at: string;
             /**
@@ -1473,7 +1614,7 @@ export interface components {
             /** @example contact-2 */
             reference: string | null;
             /** @description The last answer (null until the first round has checked it). */
-            result: components["schemas"]["FilterResultDto"] | null;
+            result: components["schemas"]["PhoneAnswerDto"] | null;
         };
         WatchlistPageDto: {
             /**
@@ -1608,7 +1749,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Requests allowed per window by the account's plan. */
+        /** @description Requests allowed per window: the account's plan (on a 401, the failed attempts allowed per address). */
         "RateLimit-Limit": number;
         /** @description Requests left in the current window. */
         "RateLimit-Remaining": number;
@@ -1679,6 +1820,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1689,6 +1833,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1753,6 +1911,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1763,6 +1924,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1815,6 +1990,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1825,6 +2003,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1891,6 +2083,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1901,6 +2096,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1967,6 +2176,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1977,6 +2189,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2029,6 +2255,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2039,6 +2268,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2105,6 +2348,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2115,6 +2361,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2181,6 +2441,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2191,6 +2454,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2257,6 +2534,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2267,6 +2547,111 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    AdminController_erase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2319,6 +2704,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2329,6 +2717,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2379,6 +2781,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2389,6 +2794,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2455,6 +2874,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2465,6 +2887,20 @@ export interface operations {
             /** @description **NOT_FOUND**: unknown route or resource. */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2523,6 +2959,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2613,6 +3052,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2692,7 +3134,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FilterResultDto"];
+                    "application/json": components["schemas"]["PhoneAnswerDto"];
                 };
             };
             /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
@@ -2711,6 +3153,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2840,6 +3285,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2948,6 +3396,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3090,6 +3541,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3178,6 +3632,113 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    BulkController_deleteEntries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkEntriesDeletedDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3266,6 +3827,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3283,7 +3847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
@@ -3352,6 +3916,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3442,6 +4009,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3528,6 +4098,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3618,6 +4191,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3708,6 +4284,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3801,6 +4380,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3932,6 +4514,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4020,6 +4605,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4125,6 +4713,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4232,6 +4823,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4333,6 +4927,9 @@ export interface operations {
             /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4456,7 +5053,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every dependency answers. The provider entry says whether results are simulated (sandbox). */
+            /** @description Every dependency answers. The provider entry lists each upstream (one or several) by its provider id: whether it answers, whether its results are simulated (sandbox), and the state of its circuit breaker per lane (interactive, batch). The provider is up while at least one upstream answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4468,6 +5065,8 @@ export interface operations {
                             [key: string]: {
                                 /** @enum {string} */
                                 status?: "up" | "down";
+                            } & {
+                                [key: string]: unknown;
                             };
                         };
                         error?: Record<string, never>;
@@ -4475,6 +5074,8 @@ export interface operations {
                             [key: string]: {
                                 /** @enum {string} */
                                 status?: "up";
+                            } & {
+                                [key: string]: unknown;
                             };
                         };
                         /** @enum {string} */

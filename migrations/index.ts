@@ -12,6 +12,12 @@ import { BackfillSpentToday1764400000100 } from './1764400000100-BackfillSpentTo
 import { Watchlists1764500000000 } from './1764500000000-Watchlists';
 import { WatchlistLeaseOwners1764500000100 } from './1764500000100-WatchlistLeaseOwners';
 import { WatchlistSpendingLimitPause1764500000200 } from './1764500000200-WatchlistSpendingLimitPause';
+import { EnabledChecksAsData1764600000000 } from './1764600000000-EnabledChecksAsData';
+import { WatchedFieldsAsData1764600000001 } from './1764600000001-WatchedFieldsAsData';
+import { OneCallbackOutbox1764600000300 } from './1764600000300-OneCallbackOutbox';
+import { PersonalDataRetention1764700000000 } from './1764700000000-PersonalDataRetention';
+import { CountsKeptAndLeanerIndexes1764800000000 } from './1764800000000-CountsKeptAndLeanerIndexes';
+import { IdempotencyAnswerContext1764900000000 } from './1764900000000-IdempotencyAnswerContext';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -29,4 +35,10 @@ export const MIGRATIONS = [
   Watchlists1764500000000,
   WatchlistLeaseOwners1764500000100,
   WatchlistSpendingLimitPause1764500000200,
+  EnabledChecksAsData1764600000000,
+  WatchedFieldsAsData1764600000001,
+  OneCallbackOutbox1764600000300,
+  PersonalDataRetention1764700000000,
+  CountsKeptAndLeanerIndexes1764800000000,
+  IdempotencyAnswerContext1764900000000,
 ];

@@ -6,6 +6,8 @@ import { AdminModule } from './admin/admin.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { BulkModule } from './bulk/bulk.module';
+import type { CheckRegistration } from './checks/check-definition';
+import { ChecksModule } from './checks/checks.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { BodyErrorGuard } from './common/body-error.guard';
 import { StrictValidationPipe } from './common/validation';
@@ -13,32 +15,48 @@ import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
 import { CreditsModule } from './credits/credits.module';
 import { dataSourceOptions } from './database/data-source-options';
+import { DatabaseReachability } from './database/reachability';
+import { StatementModeSetup } from './database/statement-mode.setup';
 import { FilterModule } from './filter/filter.module';
 import { HealthModule } from './health/health.module';
+import { TransactionsModule } from './database/transactions';
 import { DatabaseLogger } from './logging/database-logger';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
+import { RetentionModule } from './privacy/retention.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { RedisBudgetModule } from './redis-budget.module';
 import { SettingsModule } from './settings/settings.module';
 import { WatchlistsModule } from './watchlists/watchlists.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
+/** What a deployment (or a test) adds to the service without changing src/. */
+export interface AppExtensions {
+  checks?: readonly CheckRegistration[];
+}
+
 @Module({})
 export class AppModule {
-  /** The whole service for a validated configuration (main.ts, the admin CLI and the tests build it the same way). */
-  static forRoot(config: AppConfig): DynamicModule {
+  /**
+   * The whole service for a validated configuration (main.ts, the admin CLI and the tests build it the
+   * same way). `extensions.checks`: checks registered beside the built-in ones, each with its adapter.
+   */
+  static forRoot(config: AppConfig, extensions: AppExtensions = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
+        ChecksModule.forRoot(config.checkTuning, extensions.checks),
         LoggingModule.forRoot(config),
         MetricsModule,
+        RedisBudgetModule,
         TypeOrmModule.forRoot({
           ...dataSourceOptions(config.database.url, config.database.poolSize),
           autoLoadEntities: true,
           logger: new DatabaseLogger(),
         }),
+        TransactionsModule,
         AccountsModule,
         AuthModule,
         CreditsModule,
@@ -50,6 +68,7 @@ export class AppModule {
         AdminModule,
         HealthModule,
         RateLimitModule,
+        RetentionModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
@@ -58,6 +77,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_GUARD, useExisting: PlanRateLimitGuard },
         { provide: APP_GUARD, useClass: BodyErrorGuard },
+        StatementModeSetup,
+        DatabaseReachability,
       ],
     };
   }

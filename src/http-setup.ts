@@ -4,6 +4,10 @@ import { randomUUID } from 'node:crypto';
 import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 import { deferredCsvParser, deferredJsonParser } from './common/json-body';
+import { AuthenticationAttempts } from './auth/api-key.guard';
+import { ApiKeysService } from './auth/api-keys.service';
+import { opsEndpointAccess } from './ops-access';
+import { authenticatedBodyBudget } from './body-budget';
 import { AppConfig } from './config/app-config';
 import { CorsOrigins } from './config/http-options';
 import { RequestLogging } from './logging/logging.module';
@@ -90,6 +94,12 @@ export function configureHttp(app: INestApplication, config: AppConfig): void {
   server.set('trust proxy', config.http.trustProxy);
   app.use(inSequence([app.get(Metrics).httpMiddleware(), securityHeaders()]));
   if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
-  app.use(inSequence([requestId, app.get(RequestLogging).middleware, deferredJsonParser(), deferredCsvParser()]));
-  // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT (drain HTTP first, then app.close()).
+  const fullBudget = inSequence([deferredJsonParser(), deferredCsvParser()]);
+  const small = config.http.unauthenticatedBodyLimitBytes;
+  const smallBudget = inSequence([deferredJsonParser(small), deferredCsvParser(small)]);
+  const bodies = authenticatedBodyBudget(app.get(ApiKeysService), config.adminToken, fullBudget, smallBudget);
+  // OPS_ENDPOINTS=private only: public ops endpoints need no step on every request.
+  const opsAccess = config.opsEndpoints.private ? [opsEndpointAccess(config, app.get(AuthenticationAttempts, { strict: false }))] : [];
+  app.use(inSequence([requestId, app.get(RequestLogging).middleware, ...opsAccess, bodies]));
+  // No app.enableShutdownHooks(): main.ts owns SIGTERM/SIGINT/SIGHUP (drain HTTP first, then app.close()).
 }

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { folderOf, sourceFiles } from './source-files';
+import { dirname, relative, resolve } from 'node:path';
 import { preProcessFile } from 'typescript';
 
 /**
@@ -10,20 +11,6 @@ import { preProcessFile } from 'typescript';
  */
 const SRC = __dirname;
 const GROUND_FLOOR_AND_LEAVES = ['common', 'checks', 'metrics'];
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
-  });
-}
-
-/** Top folder of src/ a path is in; undefined for files directly in src/ and anything outside it. */
-function folderOf(path: string): string | undefined {
-  const parts = relative(SRC, path).split(sep);
-  return parts.length > 1 && parts[0] !== '..' ? parts[0] : undefined;
-}
 
 /** "from -> to" for every import (also `import type`, `export … from`, `import()`) that crosses folders. */
 function folderEdges(): Map<string, string[]> {

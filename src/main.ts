@@ -9,7 +9,7 @@ import { migrate, openDatabase } from './database/database-runtime';
 import { EmbeddedPostgresError } from './database/embedded-postgres';
 import { BootLogger } from './logging/boot-logger';
 import { installShutdown } from './shutdown';
-import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner } from './start-banner';
+import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner, startBannerLine } from './start-banner';
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
@@ -52,10 +52,13 @@ async function bootstrap(): Promise<void> {
     await listenOrExplain(started, config);
     const demoKey = database.embedded ? await createDemoAccount(started.get(AdminService), database.dataDir!) : undefined;
     const base = `http://localhost:${(started.getHttpServer().address() as { port: number }).port}`;
-    logger.log(`Phone Filter listening on ${base} (Swagger UI: ${base}/docs, metrics: ${base}/metrics)`);
-    if (database.embedded || config.logFormat === 'pretty') {
-      const demoAccountId = database.dataDir ? demoAccountOf(database.dataDir) : undefined;
-      process.stdout.write(startBanner({ baseUrl: base, demoKey, demoAccountId, embedded: database.embedded }));
+    const demoAccountId = database.dataDir ? demoAccountOf(database.dataDir) : undefined;
+    const banner = { baseUrl: base, adminApi: config.adminToken !== undefined, demoKey, demoAccountId, embedded: database.embedded };
+    if (config.logFormat === 'pretty') {
+      logger.log(`Phone Filter listening on ${base}`);
+      process.stdout.write(startBanner(banner));
+    } else {
+      process.stdout.write(startBannerLine(banner)); // one JSON line among the others
     }
   })();
   try {

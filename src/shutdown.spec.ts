@@ -4,6 +4,7 @@ describe('installShutdown', () => {
   afterEach(() => {
     process.removeAllListeners('SIGTERM');
     process.removeAllListeners('SIGINT');
+    process.removeAllListeners('SIGHUP');
   });
 
   it('keeps the whole shutdown inside SHUTDOWN_TIMEOUT_MS when closing the app hangs: the database gets what is left', async () => {

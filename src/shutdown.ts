@@ -25,7 +25,7 @@ export interface ShutdownPlan {
 }
 
 /**
- * SIGTERM and SIGINT alike: drain requests, close the application, then stop the embedded database,
+ * SIGTERM, SIGINT and SIGHUP (the terminal closed) alike: drain requests, close the application, then stop the embedded database,
  * all within SHUTDOWN_TIMEOUT_MS. Whatever does not answer in time (a database, Redis or queue that is
  * gone) is given up on and named in the log, and the exit code is 1. A second signal stops at once.
  */
@@ -68,6 +68,12 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
     logger.log(clean ? 'Stopped' : 'Stopped, with the problems above');
     plan.exit(clean ? 0 : 1);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => void shutdown(signal));
+  // After a SIGHUP the terminal is gone: writing to it fails (EIO, EPIPE), which must not end the shutdown.
+  process.once('SIGHUP', () => {
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+  });
 }
+
+/** Each starts the same orderly shutdown; SIGHUP is a closed terminal (its default would skip every step). */
+export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { AdminAuditRepository } from '../src/admin/admin-audit.repository';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { createAccount, TestAccount } from './factories/accounts';
+import { eventually } from './helpers/eventually';
 import { startTestApp, TestApp } from './helpers/test-app';
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -47,7 +47,7 @@ describe('admin API /admin/v1', () => {
   let keyOfCustomer: string;
 
   beforeAll(async () => {
-    // Wrong tokens count against the failed-authentication limit (security-review.e2e-spec.ts); this suite
+    // Wrong tokens count against the failed-authentication limit (request-safety.e2e-spec.ts); this suite
     // sends many on purpose, from one address, and must keep reaching the guard's answer.
     t = await startTestApp({ ADMIN_TOKEN, IP_RATE_LIMIT: '100000' });
     off = await startTestApp({ ADMIN_TOKEN: undefined });
@@ -238,17 +238,24 @@ describe('admin API /admin/v1', () => {
   describe('POST /admin/v1/accounts/{id}/credits', () => {
     const credits = (id: string, body: object) => request(t.http).post(`/admin/v1/accounts/${id}/credits`).set(ADMIN).send(body);
 
-    it('answers a done top-up as done even when its audit row cannot be written (a retry would credit twice)', async () => {
+    it('leaves no top-up behind when its audit row cannot be written (the action and its audit row commit together)', async () => {
       const account = await createAccount(t, { credits: 100 });
-      const append = jest.spyOn(t.app.get(AdminAuditRepository), 'append').mockRejectedValueOnce(new Error('connection reset'));
+      const name = `pf_test_refuse_audit_${account.id.replace(/-/g, '')}`;
+      await t.db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated audit failure'; END $$`);
+      await t.db.query(`CREATE TRIGGER ${name} BEFORE INSERT ON admin_audit FOR EACH ROW WHEN (NEW.target_id = '${account.id}') EXECUTE FUNCTION ${name}()`);
       try {
         const topUp = await credits(account.id, { amount: 50, reason: 'invoice 18' });
-        expect(topUp.status).toBe(200);
-        expect(topUp.body).toEqual({ balance: 150 });
-        expect(await ledgerSum(t, account.id)).toBe(150);
+        expect(topUp.status).toBe(500);
+        expect(await ledgerSum(t, account.id)).toBe(100);
+        const [{ balance }] = await t.db.query(`SELECT balance FROM accounts WHERE id = $1`, [account.id]);
+        expect(Number(balance)).toBe(100);
       } finally {
-        append.mockRestore();
+        await t.db.query(`DROP TRIGGER ${name} ON admin_audit`);
+        await t.db.query(`DROP FUNCTION ${name}()`);
       }
+      const retried = await credits(account.id, { amount: 50, reason: 'invoice 18' });
+      expect(retried.body).toEqual({ balance: 150 });
+      expect(await ledgerSum(t, account.id)).toBe(150);
     });
 
     it('tops up and adjusts by exactly the amount, one ledger row each, balance = ledger sum', async () => {
@@ -348,6 +355,39 @@ describe('admin API /admin/v1', () => {
       expect(again.body).toEqual({ id: first.id, status: 'revoked' });
       const shown = await t.admin.getAccount(account.id);
       expect(shown.keys.map((key) => key.status)).toEqual(['revoked', 'active']);
+    });
+
+    it('revoke: a call made while the revocation is not committed yet leaves nothing cached, so the next call after it is 401', async () => {
+      const account = await createAccount(t, { credits: 9 });
+      const [key] = (await t.admin.getAccount(account.id)).keys;
+      // Holds the revocation's transaction open after its UPDATE of the key, at its audit row's INSERT.
+      const holder = t.db.createQueryRunner();
+      await holder.connect();
+      let released = false;
+      try {
+        await holder.startTransaction();
+        await holder.query(`LOCK TABLE admin_audit IN EXCLUSIVE MODE`);
+        const revoking = request(t.http).post(`/admin/v1/keys/${key.id}/revoke`).set(ADMIN).then((res) => res);
+        const waiting = await eventually(
+          (): Promise<unknown[]> =>
+            t.db.query(
+              `SELECT 1 FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO admin_audit%'`,
+            ),
+          (rows) => rows.length > 0,
+          15_000,
+        );
+        expect(waiting).toHaveLength(1);
+        // Meanwhile the key is still active (read through another connection): the call is served.
+        expect((await request(t.http).get('/api/v1/balance').set(account.auth)).status).toBe(200);
+        await holder.commitTransaction();
+        released = true;
+        expect((await revoking).body).toEqual({ id: key.id, status: 'revoked' });
+      } finally {
+        if (!released) await holder.rollbackTransaction();
+        await holder.release();
+      }
+      expectError(await request(t.http).get('/api/v1/balance').set(account.auth), 401, 'REVOKED_API_KEY', /revoked/);
     });
 
     it('revoke answers 404 for an unknown or malformed key id', async () => {
@@ -490,6 +530,7 @@ describe('admin API /admin/v1', () => {
       '/admin/v1/accounts/{id}/settings',
       '/admin/v1/accounts/{id}/usage',
       '/admin/v1/audit',
+      '/admin/v1/erasures',
       '/admin/v1/keys/{id}/revoke',
       '/admin/v1/plans',
       '/admin/v1/plans/{name}',

@@ -24,6 +24,21 @@ describe('admin CLI (npm run admin)', () => {
   beforeAll(async () => (t = await startTestApp({ ADMIN_TOKEN: 'test-admin-token-0123456789' })));
   afterAll(() => t.close());
 
+  it('erase removes a number from every store and leaves an audit row naming it only by its keyed hash', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    await request(t.http).post('/api/v1/filter').set(account.auth).set('Idempotency-Key', 'cli-erase').send({ phone: '+447400208001' }).expect(200);
+    const run = await cli('erase', '+44 7400 208001', '--json');
+    expect(run.code).toBe(0);
+    const erased = JSON.parse(run.stdout);
+    expect(erased).toMatchObject({ idempotency_keys_erased: 1, phone_hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const [row] = await t.db.query(`SELECT actor, action, target_type, target_id, after::text AS after FROM admin_audit WHERE target_id = $1`, [erased.phone_hash]);
+    expect(row).toMatchObject({ actor: CLI_ACTOR, action: 'phone.erase', target_type: 'phone' });
+    expect(JSON.stringify(row)).not.toContain('7400208001');
+    const bad = await cli('erase', '12345');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('E.164');
+  });
+
   it('--help lists every command and exits 0; <command> --help shows its usage', async () => {
     const [global, perCommand, bare] = await Promise.all([cli('--help'), cli('top-up', '--help'), cli()]);
     expect(global.code).toBe(0);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { startUpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { freePort } from './helpers/service-process';
@@ -7,7 +8,7 @@ import { freePort } from './helpers/service-process';
 const BREAKER = { failureRate: 0.5, windowMs: 10_000, minCalls: 5, halfOpenMs: 60_000 };
 
 function adapterAt(baseUrl: string): HlrLookupsAdapter {
-  return new HlrLookupsAdapter({ baseUrl, key: 'k', secret: 's', timeoutMs: 1000, retries: 0, breaker: BREAKER, bulkConcurrency: 2 });
+  return hlrLookupsAdapter({ baseUrl, key: 'k', secret: 's', timeoutMs: 1000, retries: 0, breaker: BREAKER, batchSockets: 6 });
 }
 
 /** Reasons of `count` lookups one after the other ('ok' for an answer). */
@@ -27,7 +28,7 @@ describe('the breaker counts what says the upstream is unhealthy, and only that'
       expect(seen.slice(0, BREAKER.minCalls)).toEqual(Array(BREAKER.minCalls).fill('network'));
       expect(adapter.circuitState('interactive')).toBe('open'); // main: 'closed' however many connections were refused
       expect(seen.at(-1)).toBe('circuit_open');
-      expect(adapter.circuitState('bulk')).toBe('closed');
+      expect(adapter.circuitState('batch')).toBe('closed');
     } finally {
       adapter.onModuleDestroy();
     }
@@ -59,11 +60,11 @@ describe('the lanes share no upstream state', () => {
   it('a 429 met by batch work holds back batch work only: live calls go on', async () => {
     const limited = '+447400990429';
     const sim = await startUpstreamSimulator({ faultsByNumber: { [limited]: 'http-429' } });
-    const adapter = new HlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 1000, retries: 0, breaker: BREAKER, bulkConcurrency: 2 });
+    const adapter = hlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 1000, retries: 0, breaker: BREAKER, batchSockets: 6 });
     const reason = (work: Promise<unknown>) => work.then(() => 'ok', (error: { kind?: string }) => String(error.kind));
     try {
-      expect(await reason(adapter.networkStatus(limited, 'bulk'))).toBe('rate_limited');
-      expect(await reason(adapter.networkStatus('+447400123456', 'bulk'))).toBe('rate_limit_wait');
+      expect(await reason(adapter.networkStatus(limited, 'batch'))).toBe('rate_limited');
+      expect(await reason(adapter.networkStatus('+447400123456', 'batch'))).toBe('rate_limit_wait');
       expect(await reason(adapter.networkStatus('+447400123456', 'interactive'))).toBe('ok'); // main: rate_limit_wait
     } finally {
       adapter.onModuleDestroy();

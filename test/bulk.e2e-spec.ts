@@ -1,5 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { BulkJobsRepository } from '../src/bulk/bulk-jobs.repository';
+import { BulkQueue } from '../src/bulk/bulk-queue';
+import { CreditsRepository } from '../src/credits/credits.repository';
 import { verifyCallback } from '../src/webhooks/callback-signature';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
@@ -159,6 +162,18 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 10, ledgerSum: 10, byType: { TOPUP: 1 }, unsettledCharges: 0 });
     const list = await request(t.http).get('/api/v1/filter/bulk').set(account.auth).expect(200);
     expect(list.body).toEqual({ jobs: [], next_cursor: null });
+  });
+
+  it('refuses to run the statements of a job\'s creation outside the transaction their service opens, writing nothing', async () => {
+    const account = await createAccount(t, { credits: 10 });
+    const jobs = t.app.get(BulkJobsRepository);
+    const outside = /must run inside a transaction/;
+    // Outside a transaction the advisory xact lock would be released at once, and each write would commit alone.
+    await expect(jobs.lockIdempotencyKey(account.id, 'key-1')).rejects.toThrow(outside);
+    await expect(t.app.get(CreditsRepository).reserve(account.id, 4, { reference: 'outside', source: null, reason: 'outside' })).rejects.toThrow(outside);
+    await expect(t.app.get(CreditsRepository).chargeMany(account.id, 4, [{ reference: 'outside-charge', phone: null, source: null, settled: true }], { joined: true })).rejects.toThrow(outside);
+    await expect(t.app.get(BulkQueue).enqueueChunks(randomUUID(), 1, account.id)).rejects.toThrow(outside);
+    expect(await ledgerState(t.db, account.id)).toEqual({ balance: 10, ledgerSum: 10, byType: { TOPUP: 1 }, unsettledCharges: 0 });
   });
 
   it("answers 404 for another account's job, an unknown id and a malformed id", async () => {

@@ -98,7 +98,7 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
         await t.app.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'race', idempotencyKeyId: keyId, settled: true });
         return answer;
       },
-      free: async () => answer,
+      rerunUncharged: async () => answer,
     });
 
     const slow = gate();
@@ -107,7 +107,7 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
         await slow.opened;
         throw new AppError('SERVICE_UNAVAILABLE', 'upstream timed out');
       },
-      free: async () => 'first',
+      rerunUncharged: async () => 'first',
     });
     const keyRows = () => t.db.query(`SELECT claimed_at > now() - interval '1 minute' AS recent FROM idempotency_keys WHERE key = $1`, [key]);
     expect(await eventually(keyRows, (rows) => rows.length === 1, 5000, 20)).toEqual([{ recent: true }]);

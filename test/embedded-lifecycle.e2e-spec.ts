@@ -1,34 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { AddressInfo, createServer } from 'node:net';
 import { startEmbeddedPostgres, temporaryDataDir } from '../src/database/embedded-postgres';
 import { eventually } from './helpers/eventually';
+import { gone, postgresOf } from './helpers/processes';
 import { freePort, startServiceProcess } from './helpers/service-process';
-
-/** A process that is gone, or a zombie nobody has reaped yet (it holds nothing any more). */
-function gone(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-  } catch {
-    return true;
-  }
-}
-
-/** Live postgres processes (postmaster or backend) serving this data folder. */
-function postgresOf(dataDir: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes('postgres') && cmdline.includes(dataDir) && !gone(Number(entry))) pids.push(Number(entry));
-    } catch {
-      // ended while we looked
-    }
-  }
-  return pids;
-}
 
 async function removeCluster(dataDir: string): Promise<void> {
   for (const pid of postgresOf(dataDir)) process.kill(pid, 'SIGKILL');

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
 import { expectError } from './helpers/expect-error';
 import { proxiedDatabaseUrl } from './helpers/tcp-proxy';
@@ -7,9 +8,11 @@ import { startTestApp, TestApp } from './helpers/test-app';
 describe('errors in the contract shape', () => {
   let t: TestApp;
   let account: TestAccount;
+  let initialBalance: number;
   beforeAll(async () => {
     t = await startTestApp();
     account = await createAccount(t);
+    initialBalance = await t.app.get(CreditsService).balance(account.id);
   });
   afterAll(() => t.close());
 
@@ -47,6 +50,28 @@ describe('errors in the contract shape', () => {
     const unknown = await request(t.http).patch('/api/v1/settings').set(account.auth).send({ checks: {}, colour: 'red' });
     expectError(unknown, 400, 'INVALID_REQUEST');
     expect(unknown.body.error.message).toContain('unknown field "colour"');
+  });
+
+  it('a typo is one message with the way out: {"phon": …} → did you mean "phone"; {"line_type": true} → under "checks"', async () => {
+    const typo = await request(t.http).post('/api/v1/filter').set(account.auth).send({ phon: '+447400123456' });
+    expectError(typo, 400, 'INVALID_REQUEST');
+    expect(typo.body.error.message).toBe('unknown field "phon": did you mean "phone"?.');
+    const misplaced = await request(t.http).patch('/api/v1/settings').set(account.auth).send({ line_type: true });
+    expectError(misplaced, 400, 'INVALID_REQUEST');
+    expect(misplaced.body.error.message).toBe('unknown field "line_type": it belongs under "checks": {"checks": {"line_type": …}}.');
+    const missing = await request(t.http).post('/api/v1/filter').set(account.auth).send({});
+    expect(missing.body.error.message).toBe('phone is required.');
+  });
+
+  it('a 00 or national number is told to be written as +44…, without the number echoed back', async () => {
+    const international = await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: '0044 20 7946 0958' });
+    expectError(international, 400, 'INVALID_REQUEST');
+    expect(international.body.error.message).toContain('write it with "+" instead of 00, as +44…');
+    const national = await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: '020 7946 0958' });
+    expectError(national, 400, 'INVALID_REQUEST');
+    expect(national.body.error.message).toContain('write it as +44…');
+    for (const res of [international, national]) expect(res.body.error.message).not.toMatch(/7946/);
+    expect(await t.app.get(CreditsService).balance(account.id)).toBe(initialBalance);
   });
 
   it('answers a deeply nested body with 400 INVALID_REQUEST, not 500', async () => {

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { UpstreamFailure } from '../src/provider/adapters/hlr-lookups.answers';
+import { UpstreamFailure } from '../src/provider/resilience/upstream-failure';
+import { hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from '../src/provider/adapters/hlr-lookups.schema';
 
@@ -60,14 +61,13 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
   afterAll(() => upstream.close());
   beforeEach(() => {
     upstream.bodies.clear();
-    adapter = new HlrLookupsAdapter({
+    adapter = hlrLookupsAdapter({
       baseUrl: upstream.url,
       key: 'k',
       secret: 's',
       timeoutMs: 2000,
       retries: 0,
-      breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 },
-      bulkConcurrency: 10,
+      breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 }, batchSockets: 30,
     });
   });
   afterEach(() => adapter.onModuleDestroy());

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { EnabledChecks } from '../src/checks/checks';
+import { keyedHash } from '../src/common/keyed-hash';
 import { TieredLookupCacheStore } from '../src/provider/tiered-lookup-cache.store';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
@@ -40,19 +41,38 @@ describe('Redis lookup cache with its in-process tier', () => {
     expect(first.store).toBeInstanceOf(TieredLookupCacheStore);
     const phone = '+447400124242';
     sim.resetStats();
-    const answer = await first.lookups.lookup(phone, NETWORK_ONLY);
-    await expect(second.lookups.lookup(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    const answer = await first.lookupAnswers(phone, NETWORK_ONLY);
+    await expect(second.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
     expect(sim.stats().requests).toBe(1);
     expect(second.lookups.counters.cache).toMatchObject({ hits: 1, misses: 0, store: 'redis' });
 
     // Gone from Redis: the two instances that hold it answer from their process, a third asks the provider.
-    const stored = await redis.keys(`${prefix}*network_status:${phone}`);
+    const stored = await redis.keys(`${prefix}*network_status:${keyedHash(first.config.dataHashKey, phone)}`);
     expect(stored).toHaveLength(1);
     expect(await redis.del(stored[0])).toBe(1);
-    await expect(first.lookups.lookup(phone, NETWORK_ONLY)).resolves.toEqual(answer);
-    await expect(second.lookups.lookup(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    await expect(first.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    await expect(second.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
     expect(sim.stats().requests).toBe(1);
-    await expect(third.lookups.lookup(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    await expect(third.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    expect(sim.stats().requests).toBe(2);
+  });
+
+  it('drops every in-process copy when its erasure listener was away, since a forget sent meanwhile never arrives', async () => {
+    const started = await instance();
+    const phone = '+447400124343';
+    sim.resetStats();
+    const answer = await started.lookupAnswers(phone, NETWORK_ONLY);
+    // Only the process holds it now: as after a forget broadcast that this instance missed.
+    const stored = await redis.keys(`${prefix}*network_status:${keyedHash(started.config.dataHashKey, phone)}`);
+    expect(await redis.del(stored[0])).toBe(1);
+    await expect(started.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
+    expect(sim.stats().requests).toBe(1);
+
+    const subscriber = (started.store as unknown as { subscriber: Redis }).subscriber;
+    const back = new Promise((resolve) => subscriber.once('ready', resolve));
+    subscriber.disconnect(true); // dropped, and connected again by ioredis
+    await back;
+    await expect(started.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
     expect(sim.stats().requests).toBe(2);
   });
 

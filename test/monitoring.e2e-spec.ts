@@ -113,6 +113,7 @@ describe('deploy/: Prometheus alert rules and the Grafana dashboard', () => {
         'phone_filter_lookup_cache_hits_total',
         'phone_filter_lookup_cache_misses_total',
         'phone_filter_upstream_circuit_state',
+        'phone_filter_upstream_failovers_total',
         'phone_filter_bulk_jobs',
       ]),
     );

@@ -1,9 +1,12 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenAPIObject, OperationObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import type { Express } from 'express';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import request from 'supertest';
 import { OPENAPI_PATH, serializeOpenApi, STALE_MESSAGE } from '../tools/openapi';
+import { createAccount } from './factories/accounts';
+import { ROOT } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { LOGGING_MIDDLEWARE_PATH } from '../src/metrics/route-label';
 
@@ -31,8 +34,9 @@ describe('the OpenAPI document (/docs-json)', () => {
     expect((parsed as { openapi?: string }).openapi).toMatch(/^3\./);
   });
 
-  it('equals the committed openapi.json', () => {
-    const fresh = serializeOpenApi(served);
+  it('equals the committed openapi.json, but for its server: the address it was fetched from (Try it out calls it)', () => {
+    expect(served.servers).toEqual([{ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), description: expect.any(String) }]);
+    const fresh = serializeOpenApi({ ...served, servers: (JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as OpenAPIObject).servers });
     const committed = readFileSync(OPENAPI_PATH, 'utf8');
     if (fresh !== committed) {
       const freshLines = fresh.split('\n');
@@ -137,8 +141,60 @@ describe('the OpenAPI document (/docs-json)', () => {
   it('documents the Idempotency-Key header and the six fields of POST /api/v1/filter', () => {
     const filter = served.paths['/api/v1/filter'].post!;
     expect(filter.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key', required: false }));
-    const result = served.components?.schemas?.FilterResultDto as SchemaObject;
+    const result = served.components?.schemas?.PhoneAnswerDto as SchemaObject;
     expect(Object.keys(result.properties ?? {}).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
+  });
+
+  it('passes Spectral (spectral:oas and the OWASP ruleset, .spectral.yaml) and Redocly (recommended, redocly.yaml) with no finding', () => {
+    // npm run openapi:lint, as CI runs it: either linter's error or warning exits non-zero.
+    const run = spawnSync('npm', ['run', '-s', 'openapi:lint'], { cwd: ROOT, encoding: 'utf8' });
+    expect({ status: run.status, output: run.status === 0 ? '' : `${run.stdout}${run.stderr}` }).toEqual({ status: 0, output: '' });
+  }, 120_000);
+
+  it('documents 429 RATE_LIMITED (with Retry-After) on every /admin/v1 route, and the RateLimit-* headers on every 401', () => {
+    for (const { path, method, operation } of operations()) {
+      const route = `${method.toUpperCase()} ${path}`;
+      const responses = operation.responses as Record<string, ResponseObject>;
+      if (path.startsWith('/admin/v1/')) {
+        expect({ route, codes: Object.keys(errorMedia(responses['429'])?.examples ?? {}) }).toEqual({ route, codes: ['RATE_LIMITED'] });
+        expect({ route, headers: Object.keys(responses['429'].headers ?? {}) }).toEqual({ route, headers: expect.arrayContaining(['Retry-After', 'RateLimit-Reset']) });
+      }
+      if (responses['401']) {
+        expect({ route, headers: Object.keys(responses['401'].headers ?? {}) }).toEqual({
+          route,
+          headers: expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+        });
+      }
+    }
+  });
+
+  it('a 401 carries the failed-authentication limit\'s RateLimit-* headers, as documented (API key and admin token)', async () => {
+    const wrongKey = await request(t.http).get('/api/v1/balance').set('Authorization', 'Bearer pf_live_wrongwrongwrongwrongwrongwrong12').expect(401);
+    const wrongToken = await request(t.http).get('/admin/v1/plans').set('Authorization', 'Bearer not-the-admin-token').expect(401);
+    for (const response of [wrongKey, wrongToken]) {
+      expect(Number(response.headers['ratelimit-limit'])).toBeGreaterThan(0);
+      expect(Number(response.headers['ratelimit-remaining'])).toBeLessThan(Number(response.headers['ratelimit-limit']));
+      expect(Number(response.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('documents errors as JSON on every route, the CSV results included (their 404 is JSON, as served)', async () => {
+    for (const { path, method, operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, ResponseObject>)) {
+        if (Number(status) >= 400) expect({ route: `${method} ${path} ${status}`, types: Object.keys(response.content ?? {}) }).toEqual({ route: `${method} ${path} ${status}`, types: ['application/json'] });
+      }
+    }
+    const account = await createAccount(t);
+    const missing = await request(t.http).get('/api/v1/filter/bulk/6c1f4a52-3c0e-4a8e-9f3b-2b6f3f0c9a11/results.csv').set('Authorization', `Bearer ${account.apiKey}`).expect(404);
+    expect(missing.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  it('declares every tag it uses, a server, and `security: []` on the routes without authentication', () => {
+    const declared = (served.tags ?? []).map((tag) => tag.name);
+    for (const { operation } of operations()) for (const tag of operation.tags ?? []) expect(declared).toContain(tag);
+    expect(served.servers?.length).toBeGreaterThan(0);
+    for (const path of ['/health/live', '/health/ready', '/metrics']) expect(served.paths[path].get!.security).toEqual([]);
+    for (const scheme of Object.values(served.components?.securitySchemes ?? {})) expect(scheme).not.toMatchObject({ bearerFormat: 'JWT' });
   });
 
   /** An explicit example on the media type, or one on every property of the schema it references. */

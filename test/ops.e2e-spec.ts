@@ -116,19 +116,29 @@ describe('GET /metrics with the hlr-lookups provider', () => {
   it('shows the circuit breaker state per lane, closed then open once the upstream fails', async () => {
     const account = await createAccount(t, { credits: 1000 });
     let text = await scrape(t);
-    for (const lane of ['interactive', 'bulk']) {
-      expect(sample(text, 'phone_filter_upstream_circuit_state', { lane, state: 'closed' })).toBe(1);
-      expect(sample(text, 'phone_filter_upstream_circuit_state', { lane, state: 'open' })).toBe(0);
+    for (const lane of ['interactive', 'batch']) {
+      expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane, state: 'closed' })).toBe(1);
+      expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane, state: 'open' })).toBe(0);
     }
 
+    // A number the upstream fails is that number's failure: the breaker stays closed.
     for (let i = 0; i < 2; i++) {
       await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.failing }).expect(503);
     }
     text = await scrape(t);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'interactive', state: 'open' })).toBe(1);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'interactive', state: 'closed' })).toBe(0);
-    expect(sample(text, 'phone_filter_upstream_circuit_state', { lane: 'bulk', state: 'closed' })).toBe(1);
-    expect(sample(text, 'phone_filter_credits_refunded_total')).toBe(8);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane: 'interactive', state: 'closed' })).toBe(1);
+
+    // 3 upstream failures of 5 calls in the window: over the 0.5 failure rate.
+    sim.setOptions({ outage: true });
+    for (let i = 0; i < 3; i++) {
+      await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.connected }).expect(503);
+    }
+    sim.setOptions({ outage: false });
+    text = await scrape(t);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane: 'interactive', state: 'open' })).toBe(1);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane: 'interactive', state: 'closed' })).toBe(0);
+    expect(sample(text, 'phone_filter_upstream_circuit_state', { provider: 'hlr-lookups', lane: 'batch', state: 'closed' })).toBe(1);
+    expect(sample(text, 'phone_filter_credits_refunded_total')).toBe(20);
   });
 });
 

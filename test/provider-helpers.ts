@@ -1,20 +1,44 @@
 import 'reflect-metadata';
 import { LoggerService, LogLevel } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { AppConfig } from '../src/config/app-config';
+import { AppConfig, BreakerOptions } from '../src/config/app-config';
 import { AppConfigModule } from '../src/config/config.module';
 import { validateEnvironment } from '../src/config/environment';
+import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { LookupCacheStore } from '../src/provider/lookup-cache.store';
 import { LookupProvider } from '../src/provider/lookup-provider';
-import { LookupService } from '../src/provider/lookup.service';
+import { LookupOptions, LookupService } from '../src/provider/lookup.service';
+import { CheckRegistry, NumberReport } from '../src/checks/check-registry';
+import type { EnabledChecks } from '../src/checks/checks';
+import { ChecksModule } from '../src/checks/checks.module';
+import type { PhoneAnswerDto } from '../src/checks/phone-answer.dto';
+import type { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { ProviderHealth } from '../src/provider/provider-health';
 import { ProviderModule } from '../src/provider/provider.module';
+import { ResilientUpstream } from '../src/provider/resilience/resilient-upstream';
+
+/** The built-in checks' answers in the adapters' protocol-level shapes: what these tests compare. */
+export interface ProtocolAnswers {
+  networkStatus?: { status: unknown; carrier: unknown };
+  numberType?: { lineType: unknown };
+  portability?: { isPorted: unknown; carrier: unknown };
+}
+
+/** The adapters' per-endpoint methods (networkStatus, numberType, portability) beside the port's `answer`. */
+export type ProtocolAdapter = SandboxAdapter | HlrLookupsAdapter;
 
 export interface ProviderTestModule {
   module: TestingModule;
   config: AppConfig;
   lookups: LookupService;
+  registry: CheckRegistry;
+  /** LookupService.lookUp, its full records reduced to the protocol-level shapes. */
+  lookupAnswers(e164: string, checks: EnabledChecks, options?: LookupOptions): Promise<ProtocolAnswers>;
+  /** LookupService.lookUp projected to /filter's six fields. */
+  phoneAnswer(e164: string, checks: EnabledChecks, options?: LookupOptions): Promise<PhoneAnswerDto>;
   provider: LookupProvider;
+  /** The configured adapter, with its protocol-level methods. */
+  adapter: ProtocolAdapter;
   store: LookupCacheStore;
   health: ProviderHealth;
   close(): Promise<void>;
@@ -30,14 +54,18 @@ export async function startProviderModule(
 ): Promise<ProviderTestModule> {
   const raw: Record<string, string | undefined> = { ...process.env, REDIS_URL: undefined, LOG_LEVEL: 'error', ...env };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL ?? 'postgres://unused@127.0.0.1/unused');
-  const module = await Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ProviderModule] }).compile();
+  const module = await Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ChecksModule.forRoot(config.checkTuning), ProviderModule] }).compile();
   module.useLogger(logger);
   await module.init();
   return {
     module,
     config,
     lookups: module.get(LookupService),
+    registry: module.get(CheckRegistry),
+    lookupAnswers: async (e164, checks, options) => protocolAnswers(await module.get(LookupService).lookUp(e164, checks, options)),
+    phoneAnswer: async (e164, checks, options) => module.get(CheckRegistry).toPhoneAnswer(await module.get(LookupService).lookUp(e164, checks, options)),
     provider: module.get(LookupProvider),
+    adapter: module.get(LookupProvider) as ProtocolAdapter,
     store: module.get(LookupCacheStore),
     health: module.get(ProviderHealth),
     close: () => module.close(),
@@ -58,3 +86,58 @@ export function hlrLookupsEnv(url: string, extra: Record<string, string> = {}): 
     ...extra,
   };
 }
+
+/** A report's built-in records in the shapes the adapters' protocol methods answer. */
+export function protocolAnswers(report: NumberReport): ProtocolAnswers {
+  const { network_status: network, line_type: type, portability } = report.answers;
+  return {
+    ...(network ? { networkStatus: { status: network.fields.status, carrier: network.fields.carrier } } : {}),
+    ...(type ? { numberType: { lineType: type.fields.line_type } } : {}),
+    ...(portability ? { portability: { isPorted: portability.fields.is_ported, carrier: portability.fields.carrier } } : {}),
+  };
+}
+
+/**
+ * An hlr-lookups adapter on its own (no Nest module), given the resilience every upstream gets, as the
+ * provider module builds it: `batchSockets` connections for the batch lane (256 for live calls).
+ */
+export function hlrLookupsAdapter(options: {
+  baseUrl: string;
+  key: string;
+  secret: string;
+  timeoutMs: number;
+  retries: number;
+  breaker: BreakerOptions;
+  batchSockets?: number;
+  maxResponseBytes?: number;
+}): HlrLookupsAdapter {
+  const { baseUrl, key, secret, batchSockets = 30, maxResponseBytes = 1024 * 1024, ...policies } = options;
+  return new HlrLookupsAdapter(
+    { baseUrl, key, secret },
+    new ResilientUpstream('hlr-lookups', baseUrl, { ...policies, maxResponseBytes, sockets: { interactive: 256, batch: batchSockets } }),
+  );
+}
+
+/**
+ * Environment for two upstreams behind LOOKUP_PROVIDERS=primary,backup: hlr-lookups at `primaryUrl`
+ * (its simulator), Twilio Lookup at `backupUrl` (its simulator), short timeouts, no retries.
+ */
+export function twoUpstreamsEnv(primaryUrl: string, backupUrl: string, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    LOOKUP_PROVIDERS: 'primary,backup',
+    PRIMARY_ADAPTER: 'hlr-lookups',
+    PRIMARY_URL: primaryUrl,
+    PRIMARY_KEY: 'sim-key',
+    PRIMARY_SECRET: 'sim-secret',
+    BACKUP_ADAPTER: 'twilio-lookup',
+    BACKUP_URL: backupUrl,
+    BACKUP_KEY: 'ACsimulator',
+    BACKUP_SECRET: 'sim-token',
+    PROVIDER_TIMEOUT_MS: '500',
+    PROVIDER_RETRIES: '0',
+    ...extra,
+  };
+}
+
+/** The checks both simulated upstreams answer (Twilio offers no portability). */
+export const CHECKS_BOTH_UPSTREAMS_OFFER = { checks: { network_status: true, line_type: true, portability: false } };

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { keyedHash } from '../src/common/keyed-hash';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import Redis from 'ioredis';
@@ -6,11 +7,12 @@ import { AppError } from '../src/common/errors';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
-import { LookupProvider, ProviderUnavailableError } from '../src/provider/lookup-provider';
+import { ProviderUnavailableError } from '../src/provider/lookup-provider';
 import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
+import { eventually } from './helpers/eventually';
 import { testRedisUrl } from './helpers/redis';
-import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
+import { hlrLookupsEnv, ProtocolAdapter, ProviderTestModule, startProviderModule } from './provider-helpers';
 
 const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
 const NETWORK_ONLY: EnabledChecks = { network_status: true, line_type: false, portability: false };
@@ -47,7 +49,7 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
 }
 
 /** The test-number table, as every adapter must answer it (docs/api.md). */
-function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
+function describeTestNumberTable(name: string, setup: () => { provider: () => ProtocolAdapter; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();
 
@@ -78,14 +80,14 @@ function describeTestNumberTable(name: string, setup: () => { provider: () => Lo
 
     it('fails ...0003 as an upstream error', async () => {
       expect(await unavailableReason(provider().networkStatus(UK.failing))).toBe('upstream_error');
-      await expectProviderUnavailable(module().lookups.lookup(UK.failing, NETWORK_ONLY));
+      await expectProviderUnavailable(module().lookupAnswers(UK.failing, NETWORK_ONLY));
     });
 
     it('times ...0004 out after PROVIDER_TIMEOUT_MS, not after the upstream’s 10 s', async () => {
       const started = Date.now();
       expect(await unavailableReason(provider().networkStatus(UK.slow))).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(5000);
-      await expectProviderUnavailable(module().lookups.lookup(UK.slow, ALL));
+      await expectProviderUnavailable(module().lookupAnswers(UK.slow, ALL));
     });
 
     it('answers a number not valid for its plan ABSENT with no type', async () => {
@@ -100,28 +102,28 @@ function describeTestNumberTable(name: string, setup: () => { provider: () => Lo
 
     it('alternates ...0005 between CONNECTED and ABSENT at each live lookup, never from the cache', async () => {
       const statuses: string[] = [];
-      for (let i = 0; i < 3; i++) statuses.push((await module().lookups.check(UK.flapping, ALL, { maxAgeSeconds: 0 })).status);
+      for (let i = 0; i < 3; i++) statuses.push((await module().phoneAnswer(UK.flapping, ALL, { maxAgeSeconds: 0 })).status);
       expect(statuses).toEqual(['CONNECTED', 'ABSENT', 'CONNECTED']);
       // A cached read answers the last live answer, which the live lookups kept refreshing.
-      await expect(module().lookups.check(UK.flapping, ALL)).resolves.toMatchObject({ status: 'CONNECTED' });
+      await expect(module().phoneAnswer(UK.flapping, ALL)).resolves.toMatchObject({ status: 'CONNECTED' });
     });
 
     it('alternates the operator of ...0006 at each live lookup, all checks of one answer agreeing', async () => {
-      const first = await module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 });
-      const second = await module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 });
+      const first = await module().phoneAnswer(UK.switching, ALL, { maxAgeSeconds: 0 });
+      const second = await module().phoneAnswer(UK.switching, ALL, { maxAgeSeconds: 0 });
       expect(first).toMatchObject({ status: 'CONNECTED', carrier: 'Three', is_ported: false });
       expect(second).toMatchObject({ status: 'CONNECTED', is_ported: true });
       expect(second.carrier).not.toBe('Three');
-      await expect(module().lookups.check(UK.switching, ALL, { maxAgeSeconds: 0 })).resolves.toEqual(first);
+      await expect(module().phoneAnswer(UK.switching, ALL, { maxAgeSeconds: 0 })).resolves.toEqual(first);
     });
 
     it('answers all enabled checks together through LookupService', async () => {
-      await expect(module().lookups.lookup(UK.ported, ALL)).resolves.toEqual({
+      await expect(module().lookupAnswers(UK.ported, ALL)).resolves.toEqual({
         networkStatus: { status: 'CONNECTED', carrier: expect.any(String) },
         numberType: { lineType: 'MOBILE' },
         portability: { isPorted: true, carrier: expect.any(String) },
       });
-      await expect(module().lookups.lookup(UK.normal, { network_status: false, line_type: true, portability: false })).resolves.toEqual({
+      await expect(module().lookupAnswers(UK.normal, { network_status: false, line_type: true, portability: false })).resolves.toEqual({
         numberType: { lineType: 'MOBILE' },
       });
     });
@@ -160,19 +162,79 @@ describe('LookupService with the Redis cache store', () => {
       expect(first.store.kind).toBe('redis');
       await expect(first.health.cache()).resolves.toEqual({ store: 'redis', reachable: true });
       sim.resetStats();
-      const answer = await first.lookups.lookup(UK.ported, ALL);
+      const answer = await first.lookupAnswers(UK.ported, ALL);
 
-      const key = `${prefix}v2:network_status:${UK.ported}`;
-      expect(JSON.parse((await redis.get(key))!)).toEqual({ answer: answer.networkStatus, storedAt: expect.any(Number) });
+      // The check's full record (v4) under a keyed hash of the number: its fields, with the upstream's status word and network codes, who answered and when.
+      const hashed = keyedHash(first.config.dataHashKey, UK.ported);
+      const key = `${prefix}v4:network_status:${hashed}`;
+      expect(JSON.parse((await redis.get(key))!)).toEqual({
+        answer: {
+          check: 'network_status',
+          fields: { ...answer.networkStatus, status_reason: 'CONNECTED', mcc: expect.any(String), mnc: expect.any(String) },
+          provider: 'hlr-lookups',
+          observedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+        },
+        storedAt: expect.any(Number),
+      });
       const ttl = await redis.ttl(key);
       expect(ttl).toBeGreaterThan(3500);
       expect(ttl).toBeLessThanOrEqual(3600);
-      expect(await redis.ttl(`${prefix}v2:portability:${UK.ported}`)).toBeGreaterThan(86_000);
-      expect(await redis.ttl(`${prefix}v2:line_type:${UK.ported}`)).toBeGreaterThan(2_590_000);
+      expect(await redis.ttl(`${prefix}v4:portability:${hashed}`)).toBeGreaterThan(86_000);
+      expect(await redis.ttl(`${prefix}v4:line_type:${hashed}`)).toBeGreaterThan(2_590_000);
 
-      await expect(second.lookups.lookup(UK.ported, ALL)).resolves.toEqual(answer);
+      await expect(second.lookupAnswers(UK.ported, ALL)).resolves.toEqual(answer);
       expect(sim.stats().requests).toBe(3);
       expect(second.lookups.counters.cache).toMatchObject({ hits: 3, misses: 0, store: 'redis' });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('keys entries by a keyed hash: no Redis key or value holds the number, and entries of the plain-key version are ignored', async () => {
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    // What the version before keyed hashes wrote, with an answer this version must not serve.
+    await redis.set(`${prefix}v2:network_status:${UK.normal}`, JSON.stringify({ answer: { status: 'ABSENT', carrier: 'Old' }, storedAt: Date.now() }), 'EX', 600);
+    const service = await startProviderModule(env);
+    try {
+      // What the keyed version before full records wrote (v3: the older answer shape), also not served.
+      const hashed = keyedHash(service.config.dataHashKey, UK.normal);
+      await redis.set(`${prefix}v3:network_status:${hashed}`, JSON.stringify({ answer: { status: 'ABSENT', carrier: 'Old' }, storedAt: Date.now() }), 'EX', 600);
+      sim.resetStats();
+      await expect(service.lookupAnswers(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
+      expect(sim.stats().requests).toBe(1);
+      const digits = UK.normal.slice(1);
+      expect((await redis.keys(`${prefix}v4:*`)).length).toBeGreaterThan(0);
+      for (const key of await redis.keys(`${prefix}v4:*`)) {
+        expect(key).not.toContain(digits);
+        expect(await redis.get(key)).not.toContain(digits);
+      }
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('forgets a number in Redis, in the old plain keys and in the in-process tier of every instance', async () => {
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    const first = await startProviderModule(env);
+    const second = await startProviderModule(env);
+    try {
+      await redis.set(`${prefix}v2:line_type:${UK.absent}`, JSON.stringify({ answer: { lineType: 'MOBILE' }, storedAt: Date.now() }), 'EX', 600);
+      const hashed = keyedHash(first.config.dataHashKey, UK.absent);
+      await redis.set(`${prefix}v3:portability:${hashed}`, JSON.stringify({ answer: { isPorted: true, carrier: 'Old' }, storedAt: Date.now() }), 'EX', 600);
+      await first.lookupAnswers(UK.absent, ALL);
+      await second.lookupAnswers(UK.absent, ALL); // now in second's in-process tier
+      sim.resetStats();
+      await expect(first.lookups.forget(UK.absent)).resolves.toBe(5); // three v4 records, the v3 answer, the plain v2 one
+      expect(await redis.keys(`${prefix}*${keyedHash(first.config.dataHashKey, UK.absent)}`)).toEqual([]);
+      expect(await redis.keys(`${prefix}*${UK.absent}`)).toEqual([]);
+      // The broadcast reaches the other instance: its next lookup asks the upstream instead of its copy.
+      const asked = await eventually(
+        () => second.lookupAnswers(UK.absent, NETWORK_ONLY).then(() => sim.stats().requests),
+        (requests) => requests > 0,
+        5000,
+      );
+      expect(asked).toBe(1);
     } finally {
       await first.close();
       await second.close();
@@ -183,8 +245,8 @@ describe('LookupService with the Redis cache store', () => {
     const m = await startProviderModule(hlrLookupsEnv(sim.url, { REDIS_URL: 'redis://127.0.0.1:1', CACHE_KEY_PREFIX: prefix }));
     try {
       sim.resetStats();
-      await expect(m.lookups.lookup(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
-      await expect(m.lookups.lookup(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
+      await expect(m.lookupAnswers(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
+      await expect(m.lookupAnswers(UK.normal, NETWORK_ONLY)).resolves.toEqual({ networkStatus: { status: 'CONNECTED', carrier: 'Three' } });
       expect(sim.stats().byPath['/hlr-lookup']).toBe(2);
       expect(m.lookups.counters.cache.storeErrors).toBeGreaterThan(0);
       await expect(m.health.cache()).resolves.toEqual({ store: 'redis', reachable: false });
@@ -201,7 +263,7 @@ describe('sandbox provider', () => {
 
   it('is chosen by PROVIDER=sandbox and says its answers are simulated', async () => {
     expect(m.provider).toBeInstanceOf(SandboxAdapter);
-    await expect(m.health.check()).resolves.toEqual({ provider: 'sandbox', simulated: true, reachable: true });
+    await expect(m.health.check()).resolves.toEqual({ reachable: true, providers: [{ provider: 'sandbox', simulated: true, reachable: true }] });
     await expect(m.health.cache()).resolves.toEqual({ store: 'memory', reachable: true });
   });
 
@@ -213,7 +275,7 @@ describe('sandbox provider', () => {
     expect(warnings.filter((message) => /simulated/i.test(message))).toHaveLength(1);
   });
 
-  describeTestNumberTable('sandbox', () => ({ provider: () => m.provider, module: () => m }));
+  describeTestNumberTable('sandbox', () => ({ provider: () => m.adapter, module: () => m }));
 });
 
 describe('hlr-lookups adapter against the upstream simulator', () => {
@@ -230,10 +292,13 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
 
   it('is chosen by PROVIDER=hlr-lookups, is real and reachable', async () => {
     expect(m.provider).toBeInstanceOf(HlrLookupsAdapter);
-    await expect(m.health.check()).resolves.toEqual({ provider: 'hlr-lookups', simulated: false, reachable: true });
+    await expect(m.health.check()).resolves.toEqual({
+      reachable: true,
+      providers: [{ provider: 'hlr-lookups', simulated: false, reachable: true, circuit: { interactive: 'closed', batch: 'closed' } }],
+    });
   });
 
-  describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.provider, module: () => m }));
+  describeTestNumberTable('hlr-lookups', () => ({ provider: () => m.adapter, module: () => m }));
 
   it('reads every answer of the test-number table within the documented schema, and counts the upstream cost', async () => {
     const adapter = m.provider as HlrLookupsAdapter;
@@ -256,7 +321,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   it('also works with the real API’s /api/v2 base path', async () => {
     const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));
     try {
-      await expect(other.provider.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(other.adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
     } finally {
       await other.close();
     }
@@ -265,8 +330,8 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   it('turns a bad secret (401) into unavailable, and LookupService into PROVIDER_UNAVAILABLE', async () => {
     const wrong = await startProviderModule(hlrLookupsEnv(sim.url, { HLR_LOOKUPS_SECRET: 'not-the-secret' }));
     try {
-      expect(await unavailableReason(wrong.provider.networkStatus(UK.normal))).toBe('unauthorized');
-      await expectProviderUnavailable(wrong.lookups.lookup(UK.normal, ALL));
+      expect(await unavailableReason(wrong.adapter.networkStatus(UK.normal))).toBe('unauthorized');
+      await expectProviderUnavailable(wrong.lookupAnswers(UK.normal, ALL));
       await expect(wrong.health.check()).resolves.toMatchObject({ reachable: false });
       expect(wrong.lookups.counters.lookups.network_status.unauthorized).toBe(1);
     } finally {
@@ -293,9 +358,9 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     await stopped.close();
     const m2 = await startProviderModule(hlrLookupsEnv(url));
     try {
-      expect(await unavailableReason(m2.provider.networkStatus(UK.normal))).toBe('network');
-      await expectProviderUnavailable(m2.lookups.lookup(UK.normal, ALL));
-      await expect(m2.health.check()).resolves.toMatchObject({ provider: 'hlr-lookups', reachable: false });
+      expect(await unavailableReason(m2.adapter.networkStatus(UK.normal))).toBe('network');
+      await expectProviderUnavailable(m2.lookupAnswers(UK.normal, ALL));
+      await expect(m2.health.check()).resolves.toMatchObject({ reachable: false, providers: [{ provider: 'hlr-lookups', reachable: false }] });
     } finally {
       await m2.close();
     }
@@ -315,11 +380,11 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     const port = (flaky.address() as net.AddressInfo).port;
     const m2 = await startProviderModule(hlrLookupsEnv(`http://127.0.0.1:${port}`));
     try {
-      await expect(m2.provider.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(m2.adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
       expect(connections).toBe(2);
 
       sim.resetStats();
-      expect(await unavailableReason(m2.provider.networkStatus(UK.failing))).toBe('upstream_error');
+      expect(await unavailableReason(m2.adapter.networkStatus(UK.failing))).toBe('upstream_error');
       expect(sim.stats().byPath['/hlr-lookup']).toBe(1);
     } finally {
       await m2.close();
@@ -336,20 +401,20 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
       const adapter = m2.provider as HlrLookupsAdapter;
       own.setOptions({ outage: true });
       for (let i = 0; i < 3; i += 1) expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
-      expect(adapter.circuitState()).toBe('closed'); // fewer calls than the minimum: no verdict yet
+      expect(adapter.circuitState('interactive')).toBe('closed'); // fewer calls than the minimum: no verdict yet
       expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
-      expect(adapter.circuitState()).toBe('open');
-      expect(adapter.circuitState('bulk')).toBe('closed'); // the other lane has its own breaker
+      expect(adapter.circuitState('interactive')).toBe('open');
+      expect(adapter.circuitState('batch')).toBe('closed'); // the other lane has its own breaker
 
       own.resetStats();
       expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('circuit_open');
-      await expectProviderUnavailable(m2.lookups.lookup(UK.normal, ALL));
+      await expectProviderUnavailable(m2.lookupAnswers(UK.normal, ALL));
       expect(own.stats().requests).toBe(0);
 
       own.setOptions({ outage: false });
       await new Promise((resolve) => setTimeout(resolve, 350));
       await expect(adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
-      expect(adapter.circuitState()).toBe('closed');
+      expect(adapter.circuitState('interactive')).toBe('closed');
       expect(own.stats().requests).toBe(1);
     } finally {
       await m2.close();
@@ -373,15 +438,15 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     const m = await startProviderModule(hlrLookupsEnv(sim.url));
     try {
       sim.resetStats();
-      const first = await m.lookups.lookup(UK.normal, ALL);
-      const second = await m.lookups.lookup(UK.normal, ALL);
+      const first = await m.lookupAnswers(UK.normal, ALL);
+      const second = await m.lookupAnswers(UK.normal, ALL);
       expect(second).toEqual(first);
       expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
       expect(m.lookups.counters.cache).toMatchObject({ hits: 3, misses: 3, store: 'memory' });
       expect(m.lookups.counters.lookups.network_status.ok).toBe(1);
 
       // Checks are cached separately: enabling only line type later still hits.
-      await m.lookups.lookup(UK.normal, { network_status: false, line_type: true, portability: false });
+      await m.lookupAnswers(UK.normal, { network_status: false, line_type: true, portability: false });
       expect(upstreamCalls()).toEqual({ hlr: 1, nt: 1, mnp: 1 });
     } finally {
       await m.close();
@@ -393,7 +458,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     try {
       sim.resetStats();
       sim.setOptions({ latencyMs: 50 });
-      const answers = await Promise.all(Array.from({ length: 20 }, () => m.lookups.lookup('+4915123456789', ALL)));
+      const answers = await Promise.all(Array.from({ length: 20 }, () => m.lookupAnswers('+4915123456789', ALL)));
       expect(new Set(answers.map((answer) => JSON.stringify(answer))).size).toBe(1);
       expect(answers[0]).toEqual({
         networkStatus: { status: 'CONNECTED', carrier: 'T-Mobile' },
@@ -411,13 +476,13 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     const m = await startProviderModule(hlrLookupsEnv(sim.url));
     try {
       sim.resetStats();
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 3600 }); // young enough: the cache
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY);
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 3600 }); // young enough: the cache
       expect(upstreamCalls().hlr).toBe(1);
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 }); // live
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 });
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 }); // live
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY, { maxAgeSeconds: 0 });
       expect(upstreamCalls().hlr).toBe(3);
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY); // the refreshed entry
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY); // the refreshed entry
       expect(upstreamCalls().hlr).toBe(3);
     } finally {
       await m.close();
@@ -429,9 +494,9 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     try {
       sim.resetStats();
       sim.setOptions({ outage: true });
-      await expectProviderUnavailable(m.lookups.lookup('+33612345678', NETWORK_ONLY));
+      await expectProviderUnavailable(m.lookupAnswers('+33612345678', NETWORK_ONLY));
       sim.setOptions({ outage: false });
-      await expect(m.lookups.lookup('+33612345678', NETWORK_ONLY)).resolves.toEqual({
+      await expect(m.lookupAnswers('+33612345678', NETWORK_ONLY)).resolves.toEqual({
         networkStatus: { status: 'CONNECTED', carrier: 'SFR' },
       });
       expect(upstreamCalls().hlr).toBe(2);
@@ -444,10 +509,10 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   it('keeps the answers of the checks that succeeded when another one fails', async () => {
     const m = await startProviderModule(hlrLookupsEnv(sim.url));
     try {
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY);
       sim.resetStats();
       sim.setOptions({ outage: true });
-      await expectProviderUnavailable(m.lookups.lookup(UK.normal, ALL));
+      await expectProviderUnavailable(m.lookupAnswers(UK.normal, ALL));
       expect(upstreamCalls()).toEqual({ hlr: 0, nt: 1, mnp: 1 });
     } finally {
       await m.close();
@@ -459,7 +524,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     try {
       sim.resetStats();
       for (const number of ['+447400123451', '+447400123452', '+447400123453', '+447400123451']) {
-        await m.lookups.lookup(number, NETWORK_ONLY);
+        await m.lookupAnswers(number, NETWORK_ONLY);
       }
       expect(upstreamCalls().hlr).toBe(4);
     } finally {
@@ -471,8 +536,8 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
     const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_TTL_NETWORK_STATUS_SECONDS: '0' }));
     try {
       sim.resetStats();
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
-      await m.lookups.lookup(UK.normal, NETWORK_ONLY);
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY);
+      await m.lookupAnswers(UK.normal, NETWORK_ONLY);
       expect(upstreamCalls().hlr).toBe(2);
     } finally {
       await m.close();

@@ -168,7 +168,9 @@ describe.each([
 
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('INVALID_API_KEY');
-    expect(res.headers['ratelimit-limit']).toBeUndefined();
+    // Its headers are its address's failed-authentication window (documented on every 401), never the plan's.
+    expect(res.headers['ratelimit-limit']).toBe(String(api.t.config.ipRateLimit.limit));
+    expect(res.headers['ratelimit-limit']).not.toBe(String(FREE.limit));
   });
 });
 

@@ -14,12 +14,12 @@ import { freePort, ROOT, ServiceProcess, startServiceProcess } from './helpers/s
  * own, and the placeholders the text tells the reader to fill (ACCOUNT_ID, KEY_ID, $ID...) are filled.
  * `npm start`, `npm test`, the benchmark and the typed client have suites of their own.
  */
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const ADMIN_TOKEN = 'readme-admin-token-0123456789';
 
-/** The ```bash block that contains `marker`. */
-function bashBlock(marker: string): string {
-  const blocks = [...README.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => match[1]);
+/** The ```bash block of a document (README.md, docs/…) that contains `marker`. */
+function bashBlock(marker: string, document = 'README.md'): string {
+  const text = readFileSync(join(ROOT, document), 'utf8');
+  const blocks = [...text.matchAll(/```bash\n([\s\S]*?)```/g)].map((match) => match[1]);
   const found = blocks.filter((block) => block.includes(marker));
   expect(found).toHaveLength(1);
   return found[0];
@@ -91,7 +91,24 @@ async function twoFreePorts(): Promise<number> {
   }
 }
 
-describe('README shell examples', () => {
+/** An answer matches its comment; a string ending in "…" there stands for any text with that start. */
+function expectAnswer(actual: unknown, documented: unknown): void {
+  if (typeof documented === 'string' && documented.endsWith('…')) {
+    expect(typeof actual === 'string' && actual.startsWith(documented.slice(0, -1))).toBe(true);
+  } else if (documented !== null && typeof documented === 'object') {
+    expect(Object.keys(actual as object).sort()).toEqual(Object.keys(documented).sort());
+    for (const [key, value] of Object.entries(documented)) expectAnswer((actual as Record<string, unknown>)[key], value);
+  } else {
+    expect(actual).toEqual(documented);
+  }
+}
+
+/** The JSON answers a block's comments document (`# {…}` or `# 202 {…}`), in order. */
+function documentedAnswers(block: string): unknown[] {
+  return [...block.matchAll(/^# (?:\d{3} )?(\{.*\})$/gm)].map(([, json]) => JSON.parse(json) as unknown);
+}
+
+describe('README and docs/ shell examples', () => {
   const database = `phone_filter_readme_${randomBytes(4).toString('hex')}`;
   let service: ServiceProcess;
   let port: number;
@@ -127,8 +144,38 @@ describe('README shell examples', () => {
     expect(JSON.parse(run.stdout)).toEqual(JSON.parse(expected));
   });
 
+  it.each([
+    ['§3 settings: GET then PATCH, every field of the answer', 'curl -s localhost:3000/api/v1/settings -H'],
+    ['§9 a bulk job from JSON', '-d \'{"phones":["+447400123456","+447400120000","not a number"],"source":"crm-import"}\''],
+    ['§9 a bulk job from the shipped examples/contacts.csv', "--data-binary @examples/contacts.csv\n# 202"],
+  ])('docs/api.md %s answers what its comments say', async (_name, marker) => {
+    const block = bashBlock(marker, 'docs/api.md');
+    const documented = documentedAnswers(block);
+    expect(documented.length).toBeGreaterThan(0);
+    const account = await newAccount();
+    // One answer per line (each curl followed by a newline).
+    const run = await runBash(`curl() { command curl "$@"; echo; }\n${replaceAll(block, local())}`, { API_KEY: account.api_key });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const answers = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+    expect(answers).toHaveLength(documented.length);
+    answers.forEach((answer, index) => expectAnswer(answer, documented[index]));
+  });
+
+  it('docs/api.md §2 and §4: the call and the balance examples answer 200 with the documented fields', async () => {
+    const account = await newAccount();
+    const filter = await runBash(replaceAll(bashBlock('-d \'{"phone": "+44 7400 123456", "source": "website"}\'', 'docs/api.md'), local()), { API_KEY: account.api_key });
+    expect(filter).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(filter.stdout)).toMatchObject({ country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three' });
+    const balance = bashBlock('curl -s localhost:3000/api/v1/balance -H', 'docs/api.md');
+    const run = await runBash(`curl() { command curl "$@"; echo; }\n${replaceAll(balance, local())}`, { API_KEY: account.api_key });
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    const [first, usage] = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(first).toEqual({ balance: 96 });
+    expect(usage).toMatchObject({ entries: expect.any(Array) });
+  });
+
   it('the admin API examples run in order and answer without an error', async () => {
-    const block = bashBlock('curl -s -X POST localhost:3000/admin/v1/accounts');
+    const block = bashBlock('curl -s -X POST localhost:3000/admin/v1/accounts', 'docs/administration.md');
     const account = await newAccount('free', 0);
     const key = await request(service.baseUrl).post(`/admin/v1/accounts/${account.id}/keys`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
     // One answer per line (each curl followed by a newline): each one's JSON, no error body anywhere.
@@ -149,7 +196,7 @@ describe('README shell examples', () => {
   });
 
   it('the admin CLI examples run in order and exit 0', async () => {
-    const block = bashBlock('npm run admin -- --help');
+    const block = bashBlock('npm run admin -- --help', 'docs/administration.md');
     const account = await newAccount('free', 0);
     const key = await request(service.baseUrl).post(`/admin/v1/accounts/${account.id}/keys`).set('Authorization', `Bearer ${ADMIN_TOKEN}`);
     const script = replaceAll(block, { ACCOUNT_ID: account.id, KEY_ID: (key.body as { id: string }).id });
@@ -162,7 +209,7 @@ describe('README shell examples', () => {
   }, 240_000);
 
   it('"Two local processes": one database, one Redis, the free plan\'s 5 calls shared by both', async () => {
-    const block = bashBlock('PORT=3001 node --max-semi-space-size=64 dist/src/main &');
+    const block = bashBlock('PORT=3001 node --max-semi-space-size=64 dist/src/main &', 'docs/operations.md');
     const first = await twoFreePorts();
     const ownDatabase = `phone_filter_readme_two_${randomBytes(4).toString('hex')}`;
     const script = replaceAll(block, {

@@ -123,15 +123,18 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     await expectBalance(t, account, 1000 - 8 - 4);
   });
 
-  it('quotes and accepts a job that costs nothing (every entry invalid) even when today is already past a lowered cap', async () => {
+  it('quotes a job that costs nothing (every entry invalid) past a lowered cap, and refuses it as having nothing billable, not as over the cap', async () => {
     const account = await createAccount(t, { credits: 1000 });
     await filter(account).expect(200);
     await setCap(account, 1);
     const body = { phones: ['not a number', '12'] };
     const quote = await request(t.http).post('/api/v1/filter/bulk/quote').set(account.auth).send(body).expect(200);
     expect(quote.body).toMatchObject({ total: 2, billable: 0, invalid: 2, cost: 0, sufficient: true });
-    const { body: job } = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send(body).expect(202);
-    expect(job).toMatchObject({ cost: 0 });
+    // A job with nothing billable is refused whatever the cap (docs/api.md): the refusal names that, not the limit.
+    const refused = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send(body);
+    expectError(refused, 400, 'INVALID_REQUEST');
+    expect(refused.body.error.message).toMatch(/nothing to look up/);
+    await expectBalance(t, account, 1000 - 4);
   });
 
   it('the backfill migration counts what today\'s ledger charged before the counter existed, less refunds, and never lowers the counter', async () => {

@@ -81,7 +81,10 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
       await operation.locator('.opblock-summary').click();
       await operation.locator('button.try-out__btn').click();
       const body = operation.locator('textarea.body-param__text');
-      await body.fill(JSON.stringify({ phone: '+447400123456' }));
+      // The form's own example, as a newcomer runs it first: a number that answers a carrier.
+      expect(JSON.parse(await body.inputValue())).toEqual({ phone: '+447400123456' });
+      // Nothing pre-filled in Cache-Control: a try never sends a freshness header unnoticed.
+      await expect(operation.locator('tr[data-param-name="Cache-Control"] input').inputValue()).resolves.toBe('');
       await operation.locator('button.execute').click();
 
       const liveResponse = operation.locator('.live-responses-table .response');
@@ -89,7 +92,8 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
       const shown = await liveResponse.locator('.response-col_description pre.microlight').first().innerText();
       const result = JSON.parse(shown) as Record<string, unknown>;
       expect(Object.keys(result).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
-      expect(result).toMatchObject({ country: 'GB', valid: true, status: 'CONNECTED', is_ported: false });
+      expect(result).toMatchObject({ country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', is_ported: false });
+      expect((await operation.locator('.curl-command').innerText())).not.toMatch(/Cache-Control/i);
       // The curl command Swagger UI shows carries the key it was given, and no Idempotency-Key:
       // the form never pre-fills one, so a second try with another number is a new call.
       const curl = await operation.locator('.curl-command').innerText();

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
-import { UpstreamFailure } from '../src/provider/adapters/hlr-lookups.answers';
+import { UpstreamFailure } from '../src/provider/resilience/upstream-failure';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer, UPSTREAM_TIMESTAMP } from '../src/provider/adapters/hlr-lookups.schema';
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
@@ -11,13 +11,13 @@ import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
-import { hlrLookupsEnv } from './provider-helpers';
+import { hlrLookupsEnv, hlrLookupsAdapter } from './provider-helpers';
 
 /** A plan-valid UK mobile (original operator Three) that is not one of the table's test numbers. */
 const NUMBER = '+447400123456';
 
 function adapterFor(sim: UpstreamSimulator, timeoutMs = 1000): HlrLookupsAdapter {
-  return new HlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs, retries: 0, breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 }, bulkConcurrency: 10 });
+  return hlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs, retries: 0, breaker: { failureRate: 0.99, windowMs: 1000, minCalls: 100000, halfOpenMs: 1000 }, batchSockets: 30 });
 }
 
 async function outcome(work: Promise<unknown>): Promise<unknown> {
@@ -219,8 +219,8 @@ describe('POST /api/v1/filter over hlr-lookups: a failed upstream lookup is neve
     const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
     return line === undefined ? 0 : Number(line.slice(series.length + 1));
   }
-  const MNP_QUERY_FAILED = 'phone_filter_upstream_errors_total{endpoint="/mnp-lookup",kind="query_failed"}';
-  const MNP_COST = 'phone_filter_upstream_cost_total{endpoint="/mnp-lookup"}';
+  const MNP_QUERY_FAILED = 'phone_filter_upstream_errors_total{provider="hlr-lookups",endpoint="/mnp-lookup",kind="query_failed"}';
+  const MNP_COST = 'phone_filter_upstream_cost_total{provider="hlr-lookups",endpoint="/mnp-lookup"}';
 
   it('refunds an MNP query_status FAILED: 503 PROVIDER_UNAVAILABLE, balance unchanged, counted in /metrics', async () => {
     const account = await portabilityOnly();

@@ -7,6 +7,7 @@ import { CallbackReceiver, startReceiver } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
+import { refuseUpdates } from './helpers/refuse-updates';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { waitForRound } from './helpers/watchlists';
 import { hlrLookupsEnv } from './provider-helpers';
@@ -268,6 +269,32 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
     expect(entries2.body.next_cursor).toBeNull();
     const edited = await request(t.http).patch(`/api/v1/watchlists/${id}`).set(account.auth).send({ name: 'renamed', interval: 'monthly', callback_url: null, paused: true }).expect(200);
     expect(edited.body).toMatchObject({ id, name: 'renamed', interval: 'monthly', callback_url: null, status: 'paused', total: 3 });
+  });
+
+  it('moves a watchlist\'s callback_url and its pending callbacks together, or neither when the second write fails', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    const id = (await create(account, { phones: ['+447400182001'], interval: 'daily', callback_url: receiver.url }).expect(201)).body.id;
+    // A callback not delivered yet (due later), as a round leaves it.
+    await t.db.query(
+      `INSERT INTO account_events (account_id, type, payload, dedupe_key, callback_url, next_attempt_at)
+       VALUES ($1, 'watchlist.changes', '{}', $2, $3, now() + interval '1 day')`,
+      [account.id, `watchlist:${id}:changes:99`, receiver.url],
+    );
+    const moved = 'https://hooks.example.com/moved';
+    const pendingUrl = async () => (await t.db.query(`SELECT callback_url FROM account_events WHERE account_id = $1`, [account.id]))[0].callback_url;
+
+    const restore = await refuseUpdates(t, 'account_events', `NEW.account_id = '${account.id}'`);
+    try {
+      await request(t.http).patch(`/api/v1/watchlists/${id}`).set(account.auth).send({ callback_url: moved }).expect(500);
+    } finally {
+      await restore();
+    }
+    expect((await request(t.http).get(`/api/v1/watchlists/${id}`).set(account.auth).expect(200)).body.callback_url).toBe(receiver.url);
+    expect(await pendingUrl()).toBe(receiver.url);
+
+    await request(t.http).patch(`/api/v1/watchlists/${id}`).set(account.auth).send({ callback_url: moved }).expect(200);
+    expect((await request(t.http).get(`/api/v1/watchlists/${id}`).set(account.auth).expect(200)).body.callback_url).toBe(moved);
+    expect(await pendingUrl()).toBe(moved);
   });
 });
 

@@ -13,6 +13,9 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AppModule } from '../src/app.module';
+import { BUILT_IN_CHECKS } from '../src/checks/built-in-checks';
+import { CheckRegistry } from '../src/checks/check-registry';
+import { describeChecks } from '../src/checks/checks-openapi';
 import { buildOpenApiDocument } from '../src/common/swagger';
 import { AppConfig } from '../src/config/app-config';
 import { validateEnvironment } from '../src/config/environment';
@@ -25,7 +28,9 @@ export async function generateOpenApiDocument(): Promise<OpenAPIObject> {
   const config = new AppConfig(validateEnvironment({}), 'postgres://openapi@127.0.0.1:1/never-connected');
   const app = await NestFactory.create(AppModule.forRoot(config), { preview: true, logger: false, bodyParser: false });
   try {
-    return buildOpenApiDocument(app);
+    // Preview mode instantiates no provider: the registry of the built-in checks, at their default prices.
+    const checks = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })));
+    return buildOpenApiDocument(app, (document) => describeChecks(document, checks));
   } finally {
     await app.close();
   }

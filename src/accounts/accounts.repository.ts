@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { Account } from './account.entity';
 import { Plan } from './plan.entity';
 
@@ -13,19 +14,29 @@ export interface AccountFilter {
 
 @Injectable()
 export class AccountsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
-  /** The account and what `within` writes for it (its default settings), in one transaction. */
-  async create(name: string, plan: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
-    return this.db.transaction(async (em) => {
-      const account = await em.save(em.create(Account, { name, plan, balance: 0, disabled: false }));
-      await within(em, account.id);
-      return account;
-    });
+  /** The account, in the transaction AdminService opened (its settings, credits and key commit with it). */
+  async create(name: string, plan: string): Promise<Account> {
+    const em = this.txHost.tx;
+    return em.save(em.create(Account, { name, plan, balance: 0, disabled: false }));
+  }
+
+  /** What authentication needs of a caller's account: disabled or not, and its plan's rate limit. */
+  async callerState(id: string): Promise<{ disabled: boolean; plan: { name: string; limit: number; windowSeconds: number } } | undefined> {
+    const rows: Array<{ disabled: boolean; name: string; limit: number; window_seconds: number }> = await this.db.query(
+      `SELECT a.disabled, p.name, p."limit", p.window_seconds FROM accounts a JOIN plans p ON p.name = a.plan WHERE a.id = $1`,
+      [id],
+    );
+    const row = rows[0];
+    return row && { disabled: row.disabled, plan: { name: row.name, limit: Number(row.limit), windowSeconds: Number(row.window_seconds) } };
   }
 
   findById(id: string): Promise<Account | null> {
-    return this.db.getRepository(Account).findOneBy({ id });
+    return this.txHost.tx.getRepository(Account).findOneBy({ id });
   }
 
   /**
@@ -57,27 +68,27 @@ export class AccountsRepository {
   }
 
   count(): Promise<number> {
-    return this.db.getRepository(Account).count();
+    return this.txHost.tx.getRepository(Account).count();
   }
 
   async setPlan(id: string, plan: string): Promise<void> {
-    await this.db.getRepository(Account).update({ id }, { plan });
+    await this.txHost.tx.getRepository(Account).update({ id }, { plan });
   }
 
   async setDisabled(id: string, disabled: boolean): Promise<void> {
-    await this.db.getRepository(Account).update({ id }, { disabled });
+    await this.txHost.tx.getRepository(Account).update({ id }, { disabled });
   }
 
   findPlan(name: string): Promise<Plan | null> {
-    return this.db.getRepository(Plan).findOneBy({ name });
+    return this.txHost.tx.getRepository(Plan).findOneBy({ name });
   }
 
   listPlans(): Promise<Plan[]> {
-    return this.db.getRepository(Plan).find({ order: { limit: 'ASC' } });
+    return this.txHost.tx.getRepository(Plan).find({ order: { limit: 'ASC' } });
   }
 
   async updatePlan(name: string, limit: number, windowSeconds: number, maxWatchedNumbers?: number): Promise<Plan | null> {
-    await this.db.getRepository(Plan).update({ name }, { limit, windowSeconds, ...(maxWatchedNumbers === undefined ? {} : { maxWatchedNumbers }) });
+    await this.txHost.tx.getRepository(Plan).update({ name }, { limit, windowSeconds, ...(maxWatchedNumbers === undefined ? {} : { maxWatchedNumbers }) });
     return this.findPlan(name);
   }
 }

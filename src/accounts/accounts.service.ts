@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/errors';
 import { Account } from './account.entity';
 import { AccountFilter, AccountsRepository } from './accounts.repository';
@@ -9,10 +8,15 @@ import { Plan } from './plan.entity';
 export class AccountsService {
   constructor(private readonly accounts: AccountsRepository) {}
 
-  /** `within` runs in the account's transaction (the caller's rows that must exist with it, or not at all). */
-  async create(name: string, planName: string, within: (transaction: EntityManager, accountId: string) => Promise<void>): Promise<Account> {
+  /** The guard's question about a caller's account (auth/ asks it on a cache miss): disabled, and its plan's limit. */
+  callerState(accountId: string): Promise<{ disabled: boolean; plan: { name: string; limit: number; windowSeconds: number } } | undefined> {
+    return this.accounts.callerState(accountId);
+  }
+
+  /** Inside a transaction a service opened (AdminService), the account commits with the rows that must exist with it. */
+  async create(name: string, planName: string): Promise<Account> {
     await this.getPlan(planName);
-    return this.accounts.create(name, planName, within);
+    return this.accounts.create(name, planName);
   }
 
   async get(id: string): Promise<Account> {

@@ -49,6 +49,12 @@ function verifyAdminToken(request: Request, expected: Buffer): void {
   }
 }
 
+/** Whether a bearer token is this deployment's ADMIN_TOKEN (constant time); always false without one. */
+export function adminTokenMatcher(adminToken: string | undefined): (token: string | undefined) => boolean {
+  const expected = adminToken === undefined ? undefined : digest(adminToken);
+  return (token) => expected !== undefined && token !== undefined && timingSafeEqual(digest(token), expected);
+}
+
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }

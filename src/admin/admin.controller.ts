@@ -7,13 +7,14 @@ import { AdminService } from './admin.service';
 import type { AdminActor } from './admin.service';
 import { UsagePageDto, UsageQueryDto } from '../credits/dto/usage.dto';
 import { AccountControlsPatchDto } from '../settings/dto/settings.dto';
-import { AccountsQueryDto, AuditQueryDto, ChangeCreditsDto, CreateAccountDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
+import { AccountsQueryDto, AuditQueryDto, ChangeCreditsDto, CreateAccountDto, ErasureRequestDto, UpdateAccountDto, UpdatePlanDto } from './dto/admin-requests.dto';
 import {
   AccountDto,
   AccountPageDto,
   AdminBalanceDto,
   AuditPageDto,
   CreatedAccountDto,
+  ErasureDto,
   IssuedKeyDto,
   PlanDto,
   PlansDto,
@@ -33,7 +34,7 @@ export class AdminController {
   constructor(private readonly admin: AdminService) {}
 
   @Post('accounts')
-  @ApiOperation({ summary: 'Creates an account (with default settings) and its first API key, shown once.' })
+  @ApiOperation({ summary: 'Create an account', description: 'Creates an account (with default settings) and its first API key, shown once.' })
   @ApiCreatedResponse({ type: CreatedAccountDto })
   @ApiErrors('INVALID_REQUEST')
   createAccount(@Body() body: CreateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<CreatedAccountDto> {
@@ -42,7 +43,7 @@ export class AdminController {
 
   @Get('accounts')
   @ApiOperation({
-    summary: 'The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below.',
+    summary: 'List accounts', description: 'The accounts, newest first, a page at a time; filter by name (substring, any case), plan, disabled and balance_below.',
   })
   @ApiOkResponse({
     type: AccountPageDto,
@@ -57,7 +58,7 @@ export class AdminController {
   }
 
   @Get('accounts/:id/usage')
-  @ApiOperation({ summary: "The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage." })
+  @ApiOperation({ summary: "An account's credits ledger", description: "The account's credits ledger, newest first, exactly as the customer sees it at GET /api/v1/usage." })
   @ApiOkResponse({ type: UsagePageDto })
   @ApiErrors('INVALID_REQUEST')
   accountUsage(@Param('id') id: string, @Query() query: UsageQueryDto): Promise<UsagePageDto> {
@@ -76,14 +77,14 @@ export class AdminController {
   }
 
   @Get('accounts/:id')
-  @ApiOperation({ summary: 'An account: balance, plan, disabled, settings and keys (never the key material).' })
+  @ApiOperation({ summary: 'Get an account', description: 'An account: balance, plan, disabled, settings and keys (never the key material).' })
   @ApiOkResponse({ type: AccountDto })
   getAccount(@Param('id') id: string): Promise<AccountDto> {
     return this.admin.getAccount(id);
   }
 
   @Patch('accounts/:id')
-  @ApiOperation({ summary: "Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY)." })
+  @ApiOperation({ summary: "Change an account's plan or state", description: "Changes an account's plan or disables / enables it (its keys then get 401 REVOKED_API_KEY)." })
   @ApiOkResponse({ type: AccountDto })
   @ApiErrors('INVALID_REQUEST')
   updateAccount(@Param('id') id: string, @Body() body: UpdateAccountDto, @HttpAdminActor() actor: AdminActor): Promise<AccountDto> {
@@ -92,7 +93,7 @@ export class AdminController {
 
   @Post('accounts/:id/credits')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row.' })
+  @ApiOperation({ summary: 'Add or remove credits', description: 'Tops up (amount > 0) or adjusts (amount < 0, never below zero) the balance; one ledger row.' })
   @ApiOkResponse({ type: AdminBalanceDto })
   @ApiErrors('INVALID_REQUEST')
   changeCredits(@Param('id') id: string, @Body() body: ChangeCreditsDto, @HttpAdminActor() actor: AdminActor): Promise<AdminBalanceDto> {
@@ -100,7 +101,7 @@ export class AdminController {
   }
 
   @Post('accounts/:id/keys')
-  @ApiOperation({ summary: 'Issues another API key for the account, shown once.' })
+  @ApiOperation({ summary: 'Issue an API key', description: 'Issues another API key for the account, shown once.' })
   @ApiCreatedResponse({ type: IssuedKeyDto })
   async issueKey(@Param('id') id: string, @HttpAdminActor() actor: AdminActor): Promise<IssuedKeyDto> {
     const key = await this.admin.issueKey(id, actor);
@@ -109,29 +110,42 @@ export class AdminController {
 
   @Post('keys/:id/revoke')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Revokes a key: refused from the next request on (other instances within a second).' })
+  @ApiOperation({ summary: 'Revoke a key', description: 'Revokes a key: refused from the next request on (other instances within a second).' })
   @ApiOkResponse({ type: RevokedKeyDto })
   revokeKey(@Param('id') id: string, @HttpAdminActor() actor: AdminActor): Promise<RevokedKeyDto> {
     return this.admin.revokeKey(id, actor);
   }
 
   @Get('plans')
-  @ApiOperation({ summary: 'The plans and their rate limits.' })
+  @ApiOperation({ summary: 'List plans', description: 'The plans and their rate limits.' })
   @ApiOkResponse({ type: PlansDto })
   async listPlans(): Promise<PlansDto> {
     return { plans: await this.admin.listPlans() };
   }
 
   @Put('plans/:name')
-  @ApiOperation({ summary: "Changes a plan's limit and window; effective within a second on every instance." })
+  @ApiOperation({ summary: "Change a plan's rate limit", description: "Changes a plan's limit and window; effective within a second on every instance." })
   @ApiOkResponse({ type: PlanDto })
   @ApiErrors('INVALID_REQUEST')
   updatePlan(@Param('name') name: string, @Body() body: UpdatePlanDto, @HttpAdminActor() actor: AdminActor): Promise<PlanDto> {
     return this.admin.updatePlan(name, body, actor);
   }
 
+  @Post('erasures')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'Erases a phone number from every store (docs/privacy.md): every account, the ledger (masked form kept), caches on every instance.',
+    description:
+      'Idempotent: running it again finds nothing more to change. The audit trail records the erasure, its actor and the keyed hash of the number, never the number.',
+  })
+  @ApiOkResponse({ type: ErasureDto })
+  @ApiErrors('INVALID_REQUEST')
+  erase(@Body() body: ErasureRequestDto, @HttpAdminActor() actor: AdminActor): Promise<ErasureDto> {
+    return this.admin.erase(body.phone, actor);
+  }
+
   @Get('audit')
-  @ApiOperation({ summary: 'The audit trail of admin actions (HTTP and CLI), newest first.' })
+  @ApiOperation({ summary: 'The audit trail', description: 'The audit trail of admin actions (HTTP and CLI), newest first.' })
   @ApiOkResponse({ type: AuditPageDto })
   @ApiErrors('INVALID_REQUEST')
   listAudit(@Query() query: AuditQueryDto): Promise<AuditPageDto> {

@@ -4,13 +4,19 @@ import { AccountsService } from '../accounts/accounts.service';
 import { Plan } from '../accounts/plan.entity';
 import { ApiKeysService, IssuedKey } from '../auth/api-keys.service';
 import { AppError } from '../common/errors';
+import { isUuid } from '../common/uuid';
 import { keysetPage } from '../common/keyset-page';
 import { CreditsService } from '../credits/credits.service';
 import { UsagePageDto } from '../credits/dto/usage.dto';
 import type { WebhookSecretRotationDto } from '../settings/dto/settings.dto';
 import { SettingsChanges, SettingsService } from '../settings/settings.service';
-import { AdminAuditRepository, AuditRecord } from './admin-audit.repository';
-import { AccountDto, AccountPageDto, AccountSummaryDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
+import { AdminAuditRepository, AuditRecord } from '../audit/audit.repository';
+import { keyedHash } from '../common/keyed-hash';
+import { E164_MESSAGE, normalizePhone } from '../common/phone';
+import { AppConfig } from '../config/app-config';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { ErasureService } from './erasure.service';
+import { AccountDto, AccountPageDto, AccountSummaryDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, ErasureDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
 
 /** The controls an admin may set on an account's settings (the customer's own PATCH /api/v1/settings may also change checks). */
 export type AccountControlChanges = Pick<SettingsChanges, 'daily_credit_limit' | 'low_balance_threshold' | 'webhook_url'>;
@@ -38,7 +44,6 @@ export const ADMIN_LIMITS = {
   accountPageMax: 200,
 } as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SYSTEM_ACTOR: AdminActor = { name: 'system' };
 
 /**
@@ -56,7 +61,23 @@ export class AdminService {
     private readonly credits: CreditsService,
     private readonly settings: SettingsService,
     private readonly audit: AdminAuditRepository,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly erasure: ErasureService,
+    private readonly config: AppConfig,
   ) {}
+
+  /**
+   * Erases a number from every store (docs/privacy.md). The audit row says that it happened, who did
+   * it and what changed, and names the number only by its keyed hash.
+   */
+  async erase(phone: unknown, by: ActorRef): Promise<ErasureDto> {
+    const e164 = typeof phone === 'string' ? normalizePhone(phone) : undefined;
+    if (e164 === undefined) throw new AppError('INVALID_REQUEST', E164_MESSAGE);
+    const counts = await this.erasure.erase(e164);
+    const phoneHash = keyedHash(this.config.dataHashKey, e164);
+    await this.record(toActor(by), 'phone.erase', 'phone', phoneHash, null, counts);
+    return { phone_hash: phoneHash, ...counts };
+  }
 
   async createAccount(input: { name: string; plan?: string; credits?: number }, by: ActorRef): Promise<CreatedAccountDto> {
     const actor = toActor(by);
@@ -66,15 +87,19 @@ export class AdminService {
     if (!Number.isSafeInteger(credits) || credits < 0 || credits > ADMIN_LIMITS.credits) {
       throw new AppError('INVALID_REQUEST', `credits must be an integer from 0 to ${ADMIN_LIMITS.credits}.`);
     }
-    const account = await this.accounts.create(name, plan.name, (transaction, id) => this.settings.createDefaults(transaction, id));
-    const balance = credits > 0 ? await this.credits.adjust(account.id, credits, 'initial credits', ledgerActor(actor)) : 0;
-    const key = await this.keys.issue(account.id);
-    await this.record(actor, 'account.create', 'account', account.id, null, {
-      name,
-      plan: plan.name,
-      balance,
-      disabled: false,
-      key: { id: key.id, prefix: key.prefix },
+    const { account, balance, key } = await this.txHost.withTransaction(async () => {
+      const created = await this.accounts.create(name, plan.name);
+      await this.settings.createDefaults(created.id);
+      const initial = credits > 0 ? await this.credits.adjust(created.id, credits, 'initial credits', ledgerActor(actor)) : 0;
+      const issued = await this.keys.issue(created.id);
+      await this.record(actor, 'account.create', 'account', created.id, null, {
+        name,
+        plan: plan.name,
+        balance: initial,
+        disabled: false,
+        key: { id: issued.id, prefix: issued.prefix },
+      });
+      return { account: created, balance: initial, key: issued };
     });
     return { id: account.id, name: account.name, plan: account.plan, balance, api_key: key.apiKey };
   }
@@ -113,16 +138,18 @@ export class AdminService {
     const plan = changes.plan === undefined ? undefined : await this.requirePlan(changes.plan);
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
-    if (plan) {
-      before.plan = account.plan;
-      after.plan = (await this.accounts.setPlan(id, plan.name)).plan;
-    }
-    if (changes.disabled !== undefined) {
-      before.disabled = account.disabled;
-      after.disabled = (await this.accounts.setDisabled(id, changes.disabled)).disabled;
-    }
+    await this.txHost.withTransaction(async () => {
+      if (plan) {
+        before.plan = account.plan;
+        after.plan = (await this.accounts.setPlan(id, plan.name)).plan;
+      }
+      if (changes.disabled !== undefined) {
+        before.disabled = account.disabled;
+        after.disabled = (await this.accounts.setDisabled(id, changes.disabled)).disabled;
+      }
+      await this.record(actor, 'account.update', 'account', id, before, after);
+    });
     this.keys.forgetAccount(id);
-    await this.record(actor, 'account.update', 'account', id, before, after);
     return this.getAccount(id);
   }
 
@@ -134,9 +161,12 @@ export class AdminService {
     this.settings.checkChanges(changes);
     await this.requireAccount(id);
     const current = await this.settings.get(id);
-    const updated = await this.settings.update(id, Object.fromEntries(sent.map((key) => [key, changes[key]])));
     const pick = (from: typeof current) => Object.fromEntries(sent.map((key) => [key, from[key]]));
-    await this.record(actor, 'settings.update', 'account', id, pick(current), pick(updated));
+    await this.txHost.withTransaction(async () => {
+      const updated = await this.settings.update(id, Object.fromEntries(sent.map((key) => [key, changes[key]])));
+      await this.record(actor, 'settings.update', 'account', id, pick(current), pick(updated));
+    });
+    this.settings.forget(id); // after the commit, as revokeKey
     return this.getAccount(id);
   }
 
@@ -174,46 +204,42 @@ export class AdminService {
     if (!Number.isSafeInteger(amount) || amount === 0 || Math.abs(amount) > ADMIN_LIMITS.credits) {
       throw new AppError('INVALID_REQUEST', `amount must be a non-zero integer from -${ADMIN_LIMITS.credits} to ${ADMIN_LIMITS.credits}.`);
     }
-    const balance = await this.credits.adjust(accountId, amount, why, ledgerActor(actor));
-    await this.record(
-      actor,
-      amount > 0 ? 'credits.top_up' : 'credits.adjust',
-      'account',
-      accountId,
-      { balance: balance - amount },
-      { balance, amount, reason: why },
-    );
-    return { balance };
+    return this.txHost.withTransaction(async () => {
+      const balance = await this.credits.adjust(accountId, amount, why, ledgerActor(actor));
+      await this.record(actor, amount > 0 ? 'credits.top_up' : 'credits.adjust', 'account', accountId, { balance: balance - amount }, { balance, amount, reason: why });
+      return { balance };
+    });
   }
 
   async issueKey(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<IssuedKey> {
     await this.requireAccount(accountId);
-    const key = await this.keys.issue(accountId);
-    await this.record(toActor(by), 'key.issue', 'api_key', key.id, null, { account_id: accountId, prefix: key.prefix, status: 'active' });
-    return key;
+    return this.txHost.withTransaction(async () => {
+      const key = await this.keys.issue(accountId);
+      await this.record(toActor(by), 'key.issue', 'api_key', key.id, null, { account_id: accountId, prefix: key.prefix, status: 'active' });
+      return key;
+    });
   }
 
   /** Takes effect on this instance's next request; other instances drop their cached copy within a second. */
   async revokeKey(keyId: string, by: ActorRef = SYSTEM_ACTOR): Promise<RevokedKeyDto> {
-    const existing = UUID.test(keyId) ? await this.keys.findById(keyId) : null;
+    const existing = (await isUuid(keyId)) ? await this.keys.findById(keyId) : null;
     if (!existing) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
-    const key = await this.keys.revoke(keyId);
-    if (!key) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
-    await this.record(
-      toActor(by),
-      'key.revoke',
-      'api_key',
-      key.id,
-      { account_id: existing.accountId, status: existing.status },
-      { account_id: key.accountId, status: key.status },
-    );
-    return { id: key.id, status: 'revoked' };
+    const revoked = await this.txHost.withTransaction(async () => {
+      const key = await this.keys.revoke(keyId);
+      if (!key) throw new AppError('NOT_FOUND', `No API key ${keyId}.`);
+      const before = { account_id: existing.accountId, status: existing.status };
+      await this.record(toActor(by), 'key.revoke', 'api_key', key.id, before, { account_id: key.accountId, status: key.status });
+      return { id: key.id, status: 'revoked' as const };
+    });
+    // After the commit: forgotten inside the transaction, a concurrent request could remember the key as active again.
+    this.keys.forgetKey(keyId);
+    return revoked;
   }
 
   /** A new webhook secret; the old one keeps signing callbacks for 24 h. Audited without either secret. */
   async rotateWebhookSecret(accountId: string, by: ActorRef = SYSTEM_ACTOR): Promise<WebhookSecretRotationDto> {
     await this.requireAccount(accountId);
-    // The settings module writes the audit row in the rotation's own statement (the customer API rotates too).
+    // The settings module audits the rotation in its transaction (the customer API rotates too).
     return this.settings.rotateWebhookSecret(accountId, toActor(by));
   }
 
@@ -227,9 +253,12 @@ export class AdminService {
     requireInteger(input.window_seconds, 'window_seconds', 1, ADMIN_LIMITS.planWindowSeconds);
     if (input.max_watched_numbers !== undefined) requireInteger(input.max_watched_numbers, 'max_watched_numbers', 0, ADMIN_LIMITS.planMaxWatchedNumbers);
     const before = toPlanDto(await this.accounts.getPlan(name));
-    const after = toPlanDto(await this.accounts.updatePlan(name, input.limit, input.window_seconds, input.max_watched_numbers));
+    const after = await this.txHost.withTransaction(async () => {
+      const updated = toPlanDto(await this.accounts.updatePlan(name, input.limit, input.window_seconds, input.max_watched_numbers));
+      await this.record(toActor(by), 'plan.update', 'plan', name, before, updated);
+      return updated;
+    });
     this.keys.forgetPlan(name);
-    await this.record(toActor(by), 'plan.update', 'plan', name, before, after);
     return after;
   }
 
@@ -246,7 +275,7 @@ export class AdminService {
 
   /** Unknown and malformed ids are both simply "not found" (a malformed one never reaches Postgres). */
   private async requireAccount(id: string): Promise<Account> {
-    if (!UUID.test(id)) throw new AppError('NOT_FOUND', `No account ${id}.`);
+    if (!(await isUuid(id))) throw new AppError('NOT_FOUND', `No account ${id}.`);
     return this.accounts.get(id);
   }
 
@@ -261,14 +290,12 @@ export class AdminService {
   }
 
   /**
-   * The action is done when this runs: a failure to write its audit row must not turn it into an
-   * error (a client retrying a top-up would then be credited twice). It is logged whole instead.
+   * The audit row of an action, in the action's transaction (opened by the method calling this): an
+   * action whose audit row cannot be written is rolled back with it, so none stands unaudited (and a
+   * client retrying a failed top-up is credited once).
    */
   private async record(actor: AdminActor, action: string, targetType: AuditRecord['targetType'], targetId: string, before: object | null, after: object | null): Promise<void> {
-    const entry = { actor: actor.name, action, targetType, targetId, before, after, requestId: actor.requestId ?? null };
-    await this.audit.append(entry).catch((error: Error) => {
-      this.logger.error(`Audit row not written (${error.message}); the action stands: ${JSON.stringify(entry)}`);
-    });
+    await this.audit.append({ actor: actor.name, action, targetType, targetId, before, after, requestId: actor.requestId ?? null });
   }
 }
 

@@ -14,22 +14,21 @@ export type Credential = 'api_key' | 'admin_token';
  * leaf); without a provider, attempts are not limited.
  */
 export abstract class AuthenticationAttempts {
-  /** Counts one attempt, atomically; throws 429 RATE_LIMITED when it goes over the limit. */
-  abstract count(request: Request, credential: Credential): Promise<void>;
-  /** Returns an attempt counted in advance that turned out to be allowed. */
-  abstract giveBack(request: Request, credential: Credential): Promise<void>;
+  /**
+   * Counts one failed attempt, atomically; throws 429 RATE_LIMITED when it goes over the limit. Resolves
+   * with the `RateLimit-*` headers of the address's window, which a 401 carries so a client sees its budget.
+   */
+  abstract count(request: Request, credential: Credential): Promise<Record<string, string>>;
 }
 
 /**
  * Runs `verify` (which throws a 401 AppError for a wrong credential) under the failed-authentication
- * limit. Every guard that checks a secret goes through here, so none can be guessed at speed.
- * - admin_token: a short, human-chosen secret. The attempt is counted BEFORE verifying (one atomic
- *   increment), so however many arrive at once, at most the limit are verified per window; once the
- *   limit is reached even the right token waits (it cannot be told from a guess without verifying
- *   it). A verified token gives its count back, so an administrator's own calls never use the limit.
- * - api_key: 190 random bits, not guessable whatever the rate. It is always verified and only a
- *   failure is counted (429 instead of 401 past the limit): a valid key is never refused here, as the
- *   contract limits only "requests without a valid key".
+ * limit. Every guard that checks a secret goes through here. Every attempt is verified and only a
+ * failure is counted: past the limit a wrong credential gets 429 instead of 401, and a right one is
+ * served whatever the count of its address, so nobody can lock the administrator (or a customer) out
+ * by sending wrong ones, even from the same address (every client behind a proxy without
+ * TRUST_PROXY). The limit slows guessing down; what makes guessing hopeless is the secret's length:
+ * an API key has 190 random bits, and ADMIN_TOKEN must be long and random (docs/operations.md).
  */
 export async function limitedAttempt<T>(
   attempts: AuthenticationAttempts | undefined,
@@ -37,19 +36,13 @@ export async function limitedAttempt<T>(
   credential: Credential,
   verify: () => T | Promise<T>,
 ): Promise<T> {
-  const inAdvance = credential === 'admin_token';
-  if (inAdvance) await attempts?.count(request, credential);
-  let result: T;
   try {
-    result = await verify();
+    return await verify();
   } catch (error) {
-    const failed = error instanceof AppError && error.status === 401;
-    if (failed && !inAdvance) await attempts?.count(request, credential);
-    if (!failed && inAdvance) await attempts?.giveBack(request, credential);
-    throw error;
+    if (!(error instanceof AppError && error.status === 401)) throw error;
+    const window = await attempts?.count(request, credential);
+    throw window ? new AppError(error.code, error.message, { ...error.headers, ...window }) : error;
   }
-  if (inAdvance) await attempts?.giveBack(request, credential);
-  return result;
 }
 
 /** Global guard: every route marked @CustomerApi() needs `Authorization: Bearer <API_KEY>`. */
@@ -65,7 +58,12 @@ export class ApiKeyGuard implements CanActivate {
     const isCustomerApi = this.reflector.getAllAndOverride<boolean>(CUSTOMER_API, [context.getHandler(), context.getClass()]);
     if (!isCustomerApi) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    request.account = await limitedAttempt(this.attempts, request, 'api_key', () => this.keys.authenticate(request.header('authorization')));
+    request.account = await limitedAttempt(
+      this.attempts,
+      request,
+      'api_key',
+      () => request.keyVerification ?? this.keys.authenticate(request.header('authorization')),
+    );
     return true;
   }
 }

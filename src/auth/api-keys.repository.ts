@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { ApiKey } from './api-key.entity';
 
 export interface KeyOwner {
@@ -15,20 +16,20 @@ export interface KeyOwner {
 
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   async insert(accountId: string, prefix: string, keyHash: string): Promise<ApiKey> {
-    const repo = this.db.getRepository(ApiKey);
+    const repo = this.txHost.tx.getRepository(ApiKey);
     return repo.save(repo.create({ accountId, prefix, keyHash, status: 'active' }));
   }
 
-  /** One indexed lookup by hash, with what the guard and the rate limiter need of the owner. */
-  async findOwnerByHash(keyHash: string): Promise<KeyOwner | undefined> {
-    const rows: KeyOwner[] = await this.db.query(
-      `SELECT k.id AS "keyId", k.status AS "keyStatus", a.id AS "accountId", a.disabled AS "accountDisabled",
-              p.name AS "planName", p."limit" AS "planLimit", p.window_seconds AS "planWindowSeconds"
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id JOIN plans p ON p.name = a.plan
-        WHERE k.key_hash = $1`,
+  /** One indexed lookup by hash: the key, its state and its account (the account's own state is asked of accounts/). */
+  async findByHash(keyHash: string): Promise<Pick<KeyOwner, 'keyId' | 'keyStatus' | 'accountId'> | undefined> {
+    const rows: Array<Pick<KeyOwner, 'keyId' | 'keyStatus' | 'accountId'>> = await this.db.query(
+      `SELECT id AS "keyId", status AS "keyStatus", account_id AS "accountId" FROM api_keys WHERE key_hash = $1`,
       [keyHash],
     );
     return rows[0];
@@ -44,11 +45,11 @@ export class ApiKeysRepository {
 
   /** Revokes once; revoking a revoked key changes nothing and still answers with the key. */
   async revoke(keyId: string): Promise<ApiKey | null> {
-    await this.db.query(
+    await this.txHost.tx.query(
       `UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1 AND status = 'active'`,
       [keyId],
     );
-    return this.findById(keyId);
+    return this.txHost.tx.getRepository(ApiKey).findOneBy({ id: keyId });
   }
 
   async touchLastUsed(keyId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { AccountsService } from '../accounts/accounts.service';
 import { AppError } from '../common/errors';
 import { ApiKey } from './api-key.entity';
 import { bearerToken, displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from './api-key-format';
@@ -23,7 +24,10 @@ export class ApiKeysService {
   private readonly owners = new LRUCache<string, KeyOwner>({ max: 50_000, ttl: OWNER_CACHE_TTL_MS });
   private readonly lastUsedWrites = new LRUCache<string, true>({ max: 50_000, ttl: LAST_USED_WRITE_INTERVAL_MS });
 
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly accounts: AccountsService,
+  ) {}
 
   async issue(accountId: string): Promise<IssuedKey> {
     const apiKey = generateApiKey();
@@ -39,8 +43,10 @@ export class ApiKeysService {
     const keyHash = hashApiKey(key);
     let owner = this.owners.get(keyHash);
     if (!owner) {
-      owner = await this.keys.findOwnerByHash(keyHash);
-      if (!owner) throw new AppError('INVALID_API_KEY', 'Unknown API key.');
+      const key = await this.keys.findByHash(keyHash);
+      const account = key && (await this.accounts.callerState(key.accountId));
+      if (!key || !account) throw new AppError('INVALID_API_KEY', 'Unknown API key.');
+      owner = { ...key, accountDisabled: account.disabled, planName: account.plan.name, planLimit: account.plan.limit, planWindowSeconds: account.plan.windowSeconds };
       this.owners.set(keyHash, owner);
     }
     if (owner.keyStatus !== 'active') throw new AppError('REVOKED_API_KEY', 'This API key has been revoked.');
@@ -53,10 +59,18 @@ export class ApiKeysService {
     };
   }
 
-  async revoke(keyId: string): Promise<ApiKey | null> {
-    const key = await this.keys.revoke(keyId);
+  /**
+   * Revokes in the transaction its caller opened (AdminService, with the audit row). The caller calls
+   * `forgetKey` once it committed: forgotten earlier, a concurrent request would read the still-active
+   * row through another connection and remember it as active after the commit.
+   */
+  revoke(keyId: string): Promise<ApiKey | null> {
+    return this.keys.revoke(keyId);
+  }
+
+  /** Drops what this instance remembers of a key (after its revocation committed). */
+  forgetKey(keyId: string): void {
     this.forget((owner) => owner.keyId === keyId);
-    return key;
   }
 
   findById(keyId: string): Promise<ApiKey | null> {

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import { DataSource } from 'typeorm';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
 import type { BulkStatus } from './dto/bulk.dto';
 import type { PlannedEntry } from './plan';
@@ -25,8 +26,6 @@ export interface BulkJob {
   maxAgeSeconds: number | null;
   /** Set when the job was created with an Idempotency-Key: the hash of that request. */
   requestHash: string | null;
-  /** Credits refunded so far (the REFUND of the reservation, once the job completes). */
-  refunded: number;
   createdAt: Date;
   completedAt: Date | null;
 }
@@ -36,12 +35,12 @@ export type EntryErrorCode = 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
 export interface BulkEntry {
   phone: string;
   reference: string | null;
-  result: FilterResultDto | null;
+  result: ReportedAnswer | null;
   error: { code: EntryErrorCode; message: string } | null;
 }
 
 /** The answer for one distinct number of a job, written to every pending entry with that number. */
-export type PhoneAnswer = { phone: string; result: FilterResultDto } | { phone: string; error: { code: EntryErrorCode; message: string } };
+export type PhoneAnswer = { phone: string; result: ReportedAnswer } | { phone: string; error: { code: EntryErrorCode; message: string } };
 
 export interface NewBulkJob {
   id: string;
@@ -58,37 +57,42 @@ export interface NewBulkJob {
   idempotency: { key: string; requestHash: string } | null;
 }
 
-/** Thrown inside `create` when the Idempotency-Key already has a job: the transaction (and its reservation) rolls back. */
+/** Thrown by `lockIdempotencyKey`/`insert` when the Idempotency-Key already has a job: the transaction (and its reservation) rolls back. */
 export class IdempotencyKeyTaken extends Error {}
 
 const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source,
-  callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at,
-  (SELECT COALESCE(sum(r.amount), 0) FROM ledger_entries r WHERE r.refund_of = bulk_jobs.reservation_id) AS refunded`;
+  callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at`;
 
 @Injectable()
 export class BulkJobsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   /**
-   * The job, its entries (syntax errors already answered), the credit reservation and the queue jobs
-   * in ONE transaction: a 402 from `reserve` or any failure leaves nothing behind, and a crash after
-   * the commit leaves a job the queue will run. With an Idempotency-Key that already has a job, it
-   * throws IdempotencyKeyTaken and nothing is written. Twins are serialized on the key before anything
-   * is reserved (a transaction-scoped advisory lock): a twin that waited finds the first's job on the
-   * key's unique index and replays it, rather than reserving again against the balance and daily cap
-   * the first already used (which answered it 402).
+   * Serializes twins on an Idempotency-Key in the caller's transaction (BulkService.submit), before
+   * anything is reserved (a transaction-scoped advisory lock): a twin that waited finds the first's
+   * job on the key's unique index and replays it, rather than reserving again against the balance and
+   * daily cap the first already used (which answered it 402). Throws IdempotencyKeyTaken when the key
+   * already has a job.
    */
-  async create(
-    job: NewBulkJob,
-    steps: { reserve: (transaction: EntityManager) => Promise<string | null>; enqueue: (transaction: EntityManager) => Promise<void> },
-  ): Promise<BulkJob> {
-    return this.db.transaction(async (transaction) => {
-      if (job.idempotency) {
-        await transaction.query(`SELECT pg_advisory_xact_lock(hashtext($1 || ':bulk-key:' || $2))`, [job.accountId, job.idempotency.key]);
-        const [taken] = await transaction.query(`SELECT 1 FROM bulk_jobs WHERE account_id = $1 AND idempotency_key = $2`, [job.accountId, job.idempotency.key]);
-        if (taken) throw new IdempotencyKeyTaken();
-      }
-      const reservationId = await steps.reserve(transaction);
+  async lockIdempotencyKey(accountId: string, key: string): Promise<void> {
+    // Outside a transaction the xact lock would be released at once: joinedTransaction throws then.
+    const tx = joinedTransaction(this.txHost);
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1 || ':bulk-key:' || $2))`, [accountId, key]);
+    const [taken] = await tx.query(`SELECT 1 FROM bulk_jobs WHERE account_id = $1 AND idempotency_key = $2`, [accountId, key]);
+    if (taken) throw new IdempotencyKeyTaken();
+  }
+
+  /**
+   * The job and its entries (syntax errors already answered), in the caller's transaction, where the
+   * reservation and the queue jobs are written too (BulkService.submit): a 402 or any failure leaves
+   * nothing behind, and a crash after the commit leaves a job the queue will run.
+   */
+  async insert(job: NewBulkJob, reservationId: string | null): Promise<BulkJob> {
+    const transaction = joinedTransaction(this.txHost);
+    {
       const invalid = job.entries.filter((entry) => !entry.valid).length;
       const [row] = await transaction.query(
         `INSERT INTO bulk_jobs (id, account_id, total, processed, charged_entries, cost_per_entry, cost, checks, source, callback_url,
@@ -132,9 +136,8 @@ export class BulkJobsRepository {
           job.entries.map((e) => e.reference ?? null),
         ],
       );
-      await steps.enqueue(transaction);
       return toJob(row);
-    });
+    }
   }
 
   async findForAccount(accountId: string, id: string): Promise<BulkJob | undefined> {
@@ -152,11 +155,15 @@ export class BulkJobsRepository {
     return rows[0] && toJob(rows[0]);
   }
 
-  /** Jobs by status; undefined when the table does not exist (not migrated yet). */
+  /**
+   * Jobs by status, from the counts the database keeps beside bulk_jobs (a trigger per statement, see
+   * migration 1764800000000): a scrape costs the same however many jobs were ever run. Undefined when
+   * the counts do not exist (not migrated yet).
+   */
   async countByStatus(): Promise<Map<string, number> | undefined> {
-    const [{ present }]: Array<{ present: boolean }> = await this.db.query(`SELECT to_regclass('bulk_jobs') IS NOT NULL AS present`);
+    const [{ present }]: Array<{ present: boolean }> = await this.db.query(`SELECT to_regclass('bulk_job_counts') IS NOT NULL AS present`);
     if (!present) return undefined;
-    const rows: Array<{ status: string; count: string }> = await this.db.query(`SELECT status, count(*) AS count FROM bulk_jobs GROUP BY status`);
+    const rows: Array<{ status: string; count: string }> = await this.db.query(`SELECT status, sum(jobs) AS count FROM bulk_job_counts GROUP BY status`);
     return new Map(rows.map((row) => [row.status, Number(row.count)]));
   }
 
@@ -173,7 +180,7 @@ export class BulkJobsRepository {
 
   /** Entries in input order: all of them, or only those answered so far. */
   async entries(jobId: string, onlyDone: boolean): Promise<BulkEntry[]> {
-    const rows: Array<{ phone: string; reference: string | null; result: FilterResultDto | null; error_code: EntryErrorCode | null; error_message: string | null }> =
+    const rows: Array<{ phone: string; reference: string | null; result: ReportedAnswer | null; error_code: EntryErrorCode | null; error_message: string | null }> =
       await this.db.query(
         `SELECT phone, reference, result, error_code, error_message FROM bulk_entries
           WHERE job_id = $1 AND ($2::boolean = false OR done_at IS NOT NULL)
@@ -276,7 +283,6 @@ interface JobRow {
   chunks: number;
   max_age_seconds: number | null;
   request_hash: string | null;
-  refunded: string;
   created_at: Date;
   completed_at: Date | null;
 }
@@ -299,7 +305,6 @@ function toJob(row: JobRow): BulkJob {
     chunks: row.chunks,
     maxAgeSeconds: row.max_age_seconds,
     requestHash: row.request_hash,
-    refunded: Number(row.refunded),
     createdAt: row.created_at,
     completedAt: row.completed_at,
   };

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import PgBoss from 'pg-boss';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { underSchemaLock } from '../database/database-runtime';
 import { asRows } from '../database/query-rows';
 import { shutdownStep } from '../common/shutdown-steps';
@@ -11,15 +12,13 @@ import type { LapsedLease } from './chunk-leases.repository';
 export interface ChunkTask {
   jobId: string;
   chunk: number;
-}
-
-export interface WebhookTask {
-  jobId: string;
+  /** Whose job: the queue's fairness counts each account's chunks waiting (absent on chunks queued before it). */
+  accountId?: string;
 }
 
 /**
- * The durable queue (pg-boss, in the service's own Postgres): chunks of bulk jobs and their
- * completion callbacks. Every instance works the same queues, so the work is shared; a chunk whose
+ * The durable queue (pg-boss, in the service's own Postgres): chunks of bulk jobs (their completion
+ * callbacks go through the outbox of webhooks/). Every instance works the same queues, so the work is shared; a chunk whose
  * worker died is handed out again once its lease lapses (ChunkLeases), or at the latest at its
  * expiration, by pg-boss's maintenance (on any instance).
  *
@@ -31,11 +30,10 @@ export interface WebhookTask {
 export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(BulkQueue.name);
   private readonly boss: PgBoss;
-  private readonly settings: AppConfig['bulk'];
+  private readonly bulkConfig: AppConfig['bulk'];
   readonly chunkQueue: string;
   /** Where pg-boss moves a chunk that failed BULK_CHUNK_RETRIES times more (its dead-letter queue). */
   readonly givenUpQueue: string;
-  readonly webhookQueue: string;
   private workerIds: string[] = [];
   private shuttingDown = false;
   /** Running chunks get half the shutdown's time to write what they have. */
@@ -45,17 +43,17 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
     config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly leases: ChunkLeases,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
   ) {
-    this.settings = config.bulk;
+    this.bulkConfig = config.bulk;
     this.stopTimeoutMs = Math.max(1000, Math.min(15_000, Math.round(config.shutdownTimeoutMs / 2)));
     this.chunkQueue = config.bulk.queueName;
     this.givenUpQueue = `${config.bulk.queueName}-given-up`;
-    this.webhookQueue = `${config.bulk.queueName}-webhooks`;
     this.boss = new PgBoss({
       connectionString: config.database.url,
       schema: config.bulk.queueSchema,
       application_name: 'phone-filter-queue',
-      // A connection for every worker (the chunk workers, the given-up and the webhook worker) and two
+      // A connection for every worker (the chunk workers and the given-up worker), one spare, and two
       // for maintenance and sends. With fewer, a worker can be left waiting in the pool's queue at
       // shutdown, when pg-pool ends without ever answering it: pg-boss then waits for that worker
       // forever (a 1 s polling loop that keeps the process alive).
@@ -78,7 +76,6 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
       // Before any chunk names it as its dead letter (a foreign key in pg-boss's tables).
       await this.boss.createQueue(this.givenUpQueue);
       await this.boss.createQueue(this.chunkQueue);
-      await this.boss.createQueue(this.webhookQueue);
     });
   }
 
@@ -90,55 +87,57 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
     await this.leases.stop();
   }
 
-  /** The chunk jobs of a new bulk job, inserted inside the caller's transaction: they exist iff the job does. */
-  async enqueueChunksWithin(transaction: EntityManager, jobId: string, chunks: number): Promise<void> {
+  /**
+   * The chunk jobs of a new bulk job, inserted inside the caller's transaction: they exist iff the job
+   * does. Fair between accounts: workers take the highest priority first (then the oldest), and a
+   * chunk's priority is minus its place in its account's line (the chunks of the account waiting
+   * already, then its own index). The first chunk of an account with nothing waiting goes ahead of the
+   * hundredth of another's backlog: one account's large jobs never hold a small job of another behind
+   * them, and two accounts' backlogs are worked in turn, round robin.
+   */
+  async enqueueChunks(jobId: string, chunks: number, accountId: string): Promise<void> {
+    const transaction = joinedTransaction(this.txHost);
     const db: PgBoss.Db = { executeSql: async (text, values) => ({ rows: asRows(await transaction.query(text, values)) }) };
+    const waiting = await this.chunksWaiting(db, accountId);
     const jobs: PgBoss.JobInsert<ChunkTask>[] = Array.from({ length: chunks }, (_, chunk) => ({
       name: this.chunkQueue,
-      data: { jobId, chunk },
+      data: { jobId, chunk, accountId },
+      priority: -(waiting + chunk),
       ...this.chunkOptions(),
     }));
     await this.boss.insert(jobs, { db });
   }
 
-  /** A chunk that yielded (its time slice ran out) goes back to the queue for the rest of its numbers. */
+  /** A chunk that yielded (its time slice ran out) goes back to the queue for the rest of its numbers, at the end of its account's line. */
   async enqueueChunk(task: ChunkTask): Promise<void> {
-    await this.boss.send(this.chunkQueue, task, this.chunkOptions());
+    const priority = task.accountId === undefined ? 0 : -(await this.chunksWaiting(this.boss.getDb(), task.accountId));
+    await this.boss.send(this.chunkQueue, task, { ...this.chunkOptions(), priority });
+  }
+
+  /** The account's chunks in the queue not taken by a worker yet. */
+  private async chunksWaiting(db: PgBoss.Db, accountId: string): Promise<number> {
+    const { rows } = await db.executeSql(
+      `SELECT count(*)::int AS n FROM ${this.bulkConfig.queueSchema}.job WHERE name = $1 AND state < 'active' AND data->>'accountId' = $2`,
+      [this.chunkQueue, accountId],
+    );
+    return Number((rows[0] as { n: number }).n);
   }
 
   /**
-   * The completion callback of a job. Its queue id is the job id, so enqueuing it again (a finisher
-   * retried after a crash) adds nothing while the first is kept.
-   */
-  async enqueueWebhook(jobId: string): Promise<void> {
-    const { retries, retryDelaySeconds, timeoutMs } = this.settings.webhook;
-    await this.boss.send(this.webhookQueue, { jobId } satisfies WebhookTask, {
-      id: jobId,
-      retryLimit: retries,
-      retryDelay: retryDelaySeconds,
-      retryBackoff: true,
-      expireInSeconds: Math.max(2, Math.ceil((timeoutMs * 2) / 1000)),
-    });
-  }
-
-  /**
-   * Starts this instance's workers: BULK_PARALLEL_CHUNKS chunk workers, one for the chunks given up
-   * and one webhook worker.
+   * Starts this instance's workers: BULK_PARALLEL_CHUNKS chunk workers and one for the chunks given up.
    */
   async work(handlers: {
     chunk: (task: ChunkTask, lease: ChunkLease) => Promise<void>;
     givenUp: (task: ChunkTask) => Promise<void>;
-    webhook: (task: WebhookTask) => Promise<void>;
   }): Promise<void> {
-    const options = { batchSize: 1, pollingIntervalSeconds: this.settings.pollIntervalSeconds };
-    for (let i = 0; i < this.settings.parallelChunks; i++) {
+    const options = { batchSize: 1, pollingIntervalSeconds: this.bulkConfig.pollIntervalSeconds };
+    for (let i = 0; i < this.bulkConfig.parallelChunks; i++) {
       this.workerIds.push(
         await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => this.leases.hold(this.chunkQueue, job.id, (lease) => handlers.chunk(job.data, lease))),
       );
     }
     this.leases.start((lease) => this.handOutAgain(lease));
     this.workerIds.push(await this.boss.work<ChunkTask>(this.givenUpQueue, options, ([job]) => handlers.givenUp(job.data)));
-    this.workerIds.push(await this.boss.work<WebhookTask>(this.webhookQueue, options, ([job]) => handlers.webhook(job.data)));
   }
 
   /**
@@ -149,7 +148,7 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
   private async handOutAgain({ queueName, queueJobId, renewedAt }: LapsedLease): Promise<void> {
     const job = await this.boss.getJobById(queueName, queueJobId);
     if (job?.state !== 'active' || (job.startedOn && job.startedOn > renewedAt)) return;
-    await this.boss.fail(queueName, queueJobId, { message: `its worker stopped renewing its lease for ${this.settings.chunkLeaseSeconds} s` });
+    await this.boss.fail(queueName, queueJobId, { message: `its worker stopped renewing its lease for ${this.bulkConfig.chunkLeaseSeconds} s` });
     this.logger.warn(`Chunk ${JSON.stringify(job.data)} of a dead worker handed out again (lease lapsed)`);
   }
 
@@ -167,8 +166,8 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
    */
   private chunkOptions(): { expireInSeconds: number; retryLimit: number; retryDelay: number; retryBackoff: boolean; deadLetter: string } {
     return {
-      expireInSeconds: this.settings.chunkTimeoutSeconds,
-      retryLimit: this.settings.chunkRetries,
+      expireInSeconds: this.bulkConfig.chunkTimeoutSeconds,
+      retryLimit: this.bulkConfig.chunkRetries,
       retryDelay: 1,
       retryBackoff: false,
       deadLetter: this.givenUpQueue,
@@ -177,6 +176,6 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
 
   /** How long a chunk may run before it should yield, well inside its expiration. */
   get chunkSliceMs(): number {
-    return (this.settings.chunkTimeoutSeconds * 1000) / 2;
+    return (this.bulkConfig.chunkTimeoutSeconds * 1000) / 2;
   }
 }

@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Header, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBody,
@@ -21,7 +21,7 @@ import { validateIdempotencyKey } from '../common/idempotency-key';
 import { CSV_BODY_EXTENSION } from '../common/swagger';
 import { BulkBody, BulkBodyValidation } from './bulk-body';
 import { BulkService } from './bulk.service';
-import { BulkAcceptedDto, BulkEntryInputDto, BulkJobDto, BulkJobPageDto, BulkListQueryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
+import { BulkAcceptedDto, BulkEntriesDeletedDto, BulkEntryInputDto, BulkJobDto, BulkJobPageDto, BulkListQueryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
 
 const CSV_BODY = {
   description:
@@ -123,7 +123,7 @@ export class BulkController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The account's bulk jobs, newest first (without results)." })
+  @ApiOperation({ summary: 'List bulk jobs', description: "The account's bulk jobs, newest first (without results)." })
   @ApiOkResponse({ type: BulkJobPageDto })
   @ApiErrors('INVALID_REQUEST')
   list(@CurrentAccount() account: AuthenticatedAccount, @Query() query: BulkListQueryDto): Promise<BulkJobPageDto> {
@@ -131,11 +131,24 @@ export class BulkController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'A bulk job and its results, in input order.' })
+  @ApiOperation({ summary: 'Get a bulk job', description: 'A bulk job and its results, in input order.' })
   @ApiOkResponse({ type: BulkJobDto })
   @ApiErrors('NOT_FOUND')
   get(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<BulkJobDto> {
     return this.bulk.get(account, id);
+  }
+
+  @Delete(':id')
+  @ApiOperation({
+    summary: "Deletes a completed job's entries (numbers and results) now, before their retention period ends",
+    description:
+      'The job stays, with its counts and charges; its results are empty from then on. 400 INVALID_REQUEST while the job is queued or processing. ' +
+      'Otherwise entries go RETENTION_BULK_ENTRIES_DAYS (default 30) after the job completed.',
+  })
+  @ApiOkResponse({ type: BulkEntriesDeletedDto })
+  @ApiErrors('NOT_FOUND', 'INVALID_REQUEST')
+  deleteEntries(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<BulkEntriesDeletedDto> {
+    return this.bulk.deleteEntries(account, id);
   }
 
   @Get(':id/results.csv')
@@ -143,7 +156,7 @@ export class BulkController {
   @ApiOperation({
     summary: "A completed job's results as CSV",
     description:
-      'Columns phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message, in input order. ' +
+      'Columns {{checks.csv_header}}, in input order. ' +
       'Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.',
   })
   @ApiProduces('text/csv')
@@ -151,7 +164,7 @@ export class BulkController {
     schema: {
       type: 'string',
       example:
-        'phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message\r\n' +
+        '{{checks.csv_header}}\r\n' +
         '+447400123456,crm-contact-1842,GB,true,CONNECTED,Three,MOBILE,false,,\r\n12345,,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671."\r\n',
     },
   })

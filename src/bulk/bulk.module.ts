@@ -4,6 +4,7 @@ import { ProviderModule } from '../provider/provider.module';
 import { SettingsModule } from '../settings/settings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
+import { BulkPrivacyModule } from './bulk-privacy.module';
 import { BulkMetrics } from './bulk-metrics';
 import { BulkQueue } from './bulk-queue';
 import { BulkController } from './bulk.controller';
@@ -13,7 +14,7 @@ import { ChunkLeases } from './chunk-leases';
 import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule, BulkPrivacyModule],
   controllers: [BulkController],
   providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
 })

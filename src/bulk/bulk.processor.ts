@@ -3,13 +3,13 @@ import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
+import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
-import { BulkQueue, ChunkTask, WebhookTask } from './bulk-queue';
+import { BulkQueue, ChunkTask } from './bulk-queue';
 import type { ChunkLease } from './chunk-leases';
-import { CallbackClient } from '../webhooks/callback.client';
 import { EventsService } from '../webhooks/events.service';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
 
@@ -25,7 +25,7 @@ const WRITE_INTERVAL_MS = 250;
 type ChunkOutcome = 'done' | 'yielded' | 'stopping' | 'lost';
 
 /**
- * Works the queue on this instance: looks up a chunk's pending numbers through LookupService.check
+ * Works the queue on this instance: looks up a chunk's pending numbers through LookupService.lookUp
  * (cache + single flight), at most BULK_CONCURRENCY at once on this instance, writes answers in
  * batches, and finishes the job when its last entry is answered. Every step can run again after a
  * crash without effect: answered entries are skipped, the refund and the callback are keyed by the
@@ -41,9 +41,9 @@ export class BulkProcessor implements OnApplicationBootstrap {
     private readonly queue: BulkQueue,
     private readonly lookups: LookupService,
     private readonly credits: CreditsService,
-    private readonly settings: SettingsService,
-    private readonly callbacks: CallbackClient,
+    private readonly accountSettings: SettingsService,
     private readonly events: EventsService,
+    private readonly registry: CheckRegistry,
     config: AppConfig,
   ) {
     this.limit = new ConcurrencyLimit(config.bulk.concurrency);
@@ -53,7 +53,6 @@ export class BulkProcessor implements OnApplicationBootstrap {
     await this.queue.work({
       chunk: (task, lease) => this.processChunk(task, lease),
       givenUp: (task) => this.giveUpChunk(task),
-      webhook: (task) => this.deliverCallback(task),
     });
   }
 
@@ -65,7 +64,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
       const outcome = await this.lookUp(job, await this.jobs.pendingPhones(jobId, chunk), lease);
       // Thrown, so that pg-boss fails the job and it is retried (here or on another instance).
       if (outcome === 'stopping') throw new Error(`shutting down: the rest of chunk ${chunk} of bulk job ${jobId} goes back to the queue`);
-      if (outcome === 'yielded') return this.queue.enqueueChunk({ jobId, chunk });
+      if (outcome === 'yielded') return this.queue.enqueueChunk({ jobId, chunk, accountId: job.accountId });
       // Failed rather than completed: should the queue job already run again elsewhere, a failure only
       // costs that run a retry, where a completion would end it with entries unanswered.
       if (outcome === 'lost') throw new Error(`chunk ${chunk} of bulk job ${jobId} was taken back (its lease lapsed): this run stops`);
@@ -90,13 +89,6 @@ export class BulkProcessor implements OnApplicationBootstrap {
       if (written > 0) this.logger.error(`Bulk job ${jobId}: chunk ${chunk} failed every attempt; ${written} entries answered PROVIDER_UNAVAILABLE and refunded`);
     }
     await this.finish(job);
-  }
-
-  async deliverCallback({ jobId }: WebhookTask): Promise<void> {
-    const job = await this.jobs.find(jobId);
-    if (!job?.callbackUrl || job.status !== 'completed') return;
-    const secrets = await this.settings.webhookSecrets(job.accountId);
-    await this.callbacks.post(job.callbackUrl, { id: job.id, status: job.status, total: job.total }, secrets);
   }
 
   /**
@@ -128,7 +120,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
 
   private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
     try {
-      return { phone, result: await this.lookups.check(phone, checks, { lane: 'bulk', maxAgeSeconds: maxAgeSeconds ?? undefined }) };
+      const report = await this.lookups.lookUp(phone, checks, { lane: 'batch', maxAgeSeconds: maxAgeSeconds ?? undefined });
+      return { phone, result: this.registry.toReportedAnswer(report) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);
@@ -140,8 +133,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
   /**
    * Once every entry has its answer: refund the failed lookups (one REFUND of the reservation,
    * exactly once), then mark the job completed (so a client that sees `completed` sees the final
-   * balance), then queue the callback (to callback_url, or as a bulk.completed event to the account's
-   * webhook_url). Each step is idempotent, so any chunk may run it, as often as a crash makes it.
+   * balance), then record the callback in the outbox of webhooks/ (to callback_url, or as a
+   * bulk.completed event to the account's webhook_url), which delivers it. Each step is idempotent, so any chunk may run it, as often as a crash makes it.
    */
   private async finish(job: BulkJob): Promise<void> {
     const { pending, failed } = await this.jobs.outcomeCounts(job.id);
@@ -154,7 +147,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
     }
     const completedNow = await this.jobs.markCompleted(job.id);
     if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failed} lookup(s) failed`);
-    if (job.callbackUrl) await this.queue.enqueueWebhook(job.id);
-    else if (await this.settings.webhookUrl(job.accountId)) await this.events.bulkCompleted(job.accountId, { id: job.id, status: 'completed', total: job.total });
+    const completion = { id: job.id, status: 'completed', total: job.total };
+    if (job.callbackUrl) await this.events.callback(job.accountId, 'bulk.completed', job.callbackUrl, completion, `bulk.callback:${job.id}`);
+    else if (await this.accountSettings.webhookUrl(job.accountId)) await this.events.bulkCompleted(job.accountId, completion);
   }
 }

@@ -1,18 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { requestHash, RequestHash } from '../common/keyed-hash';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
-import { anyCheckEnabled, EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
+import { CheckRegistry } from '../checks/check-registry';
+import type { EnabledChecks } from '../checks/checks';
 import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
+import { isUuid } from '../common/uuid';
 import { E164_MESSAGE } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { SettingsService } from '../settings/settings.service';
+import { BulkPrivacyService } from './bulk-privacy.service';
 import { BulkJob, BulkJobsRepository, IdempotencyKeyTaken } from './bulk-jobs.repository';
-import { refusedCallbackUrl } from '../common/callback-address';
+import { requireCallbackUrl } from '../common/callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
-import { BulkAcceptedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
+import { BulkAcceptedDto, BulkEntriesDeletedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
 import { toEntryInput } from './entry-input';
 import { JobPlan, planJob } from './plan';
 
@@ -22,75 +27,83 @@ export interface BulkSubmission {
   replayed: boolean;
 }
 
-export const CSV_COLUMNS = ['phone', 'reference', 'country', 'valid', 'status', 'carrier', 'line_type', 'is_ported', 'error_code', 'error_message'] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const NOTHING_BILLABLE =
+  'No entry of this job is a phone number in E.164 format (e.g. +14155552671): there is nothing to look up. ' +
+  'Nothing was created or charged; send at least one valid number.';
 
 @Injectable()
 export class BulkService {
   private readonly chunkSize: number;
   private readonly allowPrivateCallbacks: boolean;
+  private readonly hashKey: Buffer;
 
   constructor(
     private readonly jobs: BulkJobsRepository,
     private readonly queue: BulkQueue,
     private readonly settings: SettingsService,
     private readonly credits: CreditsService,
+    private readonly registry: CheckRegistry,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly privacy: BulkPrivacyService,
     config: AppConfig,
   ) {
     this.chunkSize = config.bulk.chunkSize;
-    this.allowPrivateCallbacks = config.bulk.webhook.allowPrivateNetworks;
+    this.allowPrivateCallbacks = config.callbacks.allowPrivateNetworks;
+    this.hashKey = config.dataHashKey;
   }
 
   /**
-   * Settings (400 when no check is enabled), then the job with its whole cost reserved, its entries
+   * Settings (400 when no check is enabled; 400 when no entry is a number to look up), then the job with its whole cost reserved, its entries
    * and its queue chunks in one transaction (402, and nothing written, when the balance is short).
    */
   async submit(account: AuthenticatedAccount, request: BulkRequestDto, idempotencyKey?: string): Promise<BulkSubmission> {
-    const idempotency = idempotencyKey === undefined ? null : { key: idempotencyKey, requestHash: requestHash(request) };
-    if (idempotency) {
-      const earlier = await this.jobs.findByIdempotencyKey(account.accountId, idempotency.key);
-      if (earlier) return replay(earlier, idempotency.requestHash);
+    // Only a keyed submission is recognised again: the body is hashed for it alone.
+    const keyed = idempotencyKey === undefined ? null : { key: idempotencyKey, hash: bulkRequestHash(request, this.hashKey) };
+    const idempotency = keyed && { key: keyed.key, requestHash: keyed.hash.keyed };
+    if (keyed) {
+      const earlier = await this.jobs.findByIdempotencyKey(account.accountId, keyed.key);
+      if (earlier) return replay(earlier, keyed.hash);
     }
     const { plan, checks, cost } = await this.prepare(account, request);
+    // A job of invalid numbers only costs nothing, so no balance would ever stop them: each would store
+    // its entries for good and (with callback_url) queue deliveries, for free and without end (review #7).
+    if (plan.validCount === 0) throw new AppError('INVALID_REQUEST', NOTHING_BILLABLE);
     const id = randomUUID();
     const source = request.source ?? 'internal';
     const amount = plan.validCount * cost;
-    const creating = this.jobs.create(
-      {
-        id,
-        accountId: account.accountId,
-        entries: plan.entries,
-        chargedEntries: plan.validCount,
-        costPerEntry: cost,
-        checks,
-        source,
-        callbackUrl: request.callback_url ?? null,
-        chunks: plan.chunks,
-        invalidMessage: `${E164_MESSAGE}. Not charged.`,
-        maxAgeSeconds: request.max_age ?? null,
-        idempotency,
-      },
-      {
-        reserve: async (transaction) => {
-          if (amount === 0) return null;
-          const reservation = await this.credits.reserve(transaction, account.accountId, amount, {
-            reference: `bulk:${id}:reserve`,
-            source,
-            reason: `bulk job ${id}: ${plan.validCount} entries × ${cost}`,
-          });
-          return reservation.id;
-        },
-        enqueue: (transaction) => this.queue.enqueueChunksWithin(transaction, id, plan.chunks),
-      },
-    );
+    const newJob = {
+      id,
+      accountId: account.accountId,
+      entries: plan.entries,
+      chargedEntries: plan.validCount,
+      costPerEntry: cost,
+      checks,
+      source,
+      callbackUrl: request.callback_url ?? null,
+      chunks: plan.chunks,
+      invalidMessage: `${E164_MESSAGE}. Not charged.`,
+      maxAgeSeconds: request.max_age ?? null,
+      idempotency,
+    };
+    // One transaction opened here and joined by bulk's, credits' and the queue's statements.
+    const creating = this.txHost.withTransaction(async () => {
+      if (idempotency) await this.jobs.lockIdempotencyKey(account.accountId, idempotency.key);
+      const reservation =
+        amount === 0
+          ? null
+          : await this.credits.reserve(account.accountId, amount, { reference: `bulk:${id}:reserve`, source, reason: `bulk job ${id}: ${plan.validCount} entries × ${cost}` });
+      const created = await this.jobs.insert(newJob, reservation?.id ?? null);
+      await this.queue.enqueueChunks(id, plan.chunks, account.accountId);
+      return created;
+    });
     let job: BulkJob;
     try {
       job = await creating;
     } catch (error) {
       // A twin request with the same key committed its job first: this one wrote (and reserved) nothing.
-      if (!(error instanceof IdempotencyKeyTaken) || !idempotency) throw error;
-      return replay((await this.jobs.findByIdempotencyKey(account.accountId, idempotency.key))!, idempotency.requestHash);
+      if (!(error instanceof IdempotencyKeyTaken) || !keyed) throw error;
+      return replay((await this.jobs.findByIdempotencyKey(account.accountId, keyed.key))!, keyed.hash);
     }
     this.queue.wakeWorkers();
     return { job: { id: job.id, status: 'queued', total: job.total, cost: job.cost }, replayed: false };
@@ -106,18 +119,17 @@ export class BulkService {
 
   /** The checks of submit and quote alike: the callback address, at least one check enabled; then the plan. */
   private async prepare(account: AuthenticatedAccount, request: BulkRequestDto): Promise<{ plan: JobPlan; checks: EnabledChecks; cost: number }> {
-    const refused = request.callback_url === undefined ? undefined : refusedCallbackUrl(request.callback_url, this.allowPrivateCallbacks);
-    if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
-    const { checks, cost } = await this.settings.checksFor(account.accountId);
-    if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
+    requireCallbackUrl('callback_url', request.callback_url, this.allowPrivateCallbacks);
+    const { checks, cost } = await this.settings.requireChecks(account.accountId);
     return { plan: planJob(request.phones, this.chunkSize), checks, cost };
   }
 
   async get(account: AuthenticatedAccount, id: string): Promise<BulkJobDto> {
     const job = await this.ownJob(account, id);
     const entries = await this.jobs.entries(job.id, job.status !== 'completed');
+    const refunded = await this.credits.refundedOf(job.reservationId ? [job.reservationId] : []);
     return {
-      ...summary(job),
+      ...summary(job, refunded),
       results: entries.map((entry): BulkEntryDto => ({
         phone: entry.phone,
         ...(entry.reference === null ? {} : { reference: entry.reference }),
@@ -128,7 +140,8 @@ export class BulkService {
 
   async list(account: AuthenticatedAccount, limit: number, cursor: string | undefined): Promise<BulkJobPageDto> {
     const page = await keysetPage('bj', limit, cursor, (rows, beforeSeq) => this.jobs.page(account.accountId, rows, beforeSeq), (job) => job.seq);
-    return { jobs: page.rows.map(summary), next_cursor: page.nextCursor };
+    const refunded = await this.credits.refundedOf(page.rows.flatMap((job) => (job.reservationId ? [job.reservationId] : [])));
+    return { jobs: page.rows.map((job) => summary(job, refunded)), next_cursor: page.nextCursor };
   }
 
   /** The results of a completed job as CSV; 404 until it has completed (the message says so). */
@@ -142,30 +155,44 @@ export class BulkService {
       );
     }
     const entries = await this.jobs.entries(job.id, false);
-    const rows = entries.map((entry): CsvValue[] => {
-      const r = entry.result;
-      return [entry.phone, entry.reference, r?.country, r?.valid, r?.status, r?.carrier, r?.line_type, r?.is_ported, entry.error?.code, entry.error?.message];
-    });
-    return toCsv(CSV_COLUMNS, rows);
+    // The answer's columns come from the checks' definitions: a registered check adds its own.
+    const answerColumns = this.registry.csvColumns();
+    const rows = entries.map((entry): CsvValue[] => [
+      entry.phone,
+      entry.reference,
+      ...answerColumns.map((column) => entry.result?.[column]),
+      entry.error?.code,
+      entry.error?.message,
+    ]);
+    return toCsv(['phone', 'reference', ...answerColumns, 'error_code', 'error_message'], rows);
+  }
+
+  /** The customer deletes a completed job's entries early (docs/privacy.md); the job, its counts and charges stay. */
+  async deleteEntries(account: AuthenticatedAccount, id: string): Promise<BulkEntriesDeletedDto> {
+    const job = await this.ownJob(account, id);
+    return { id: job.id, deleted_entries: await this.privacy.deleteEntries(account.accountId, job.id, job.status) };
   }
 
   /** Unknown, malformed and other accounts' ids all answer the same 404. */
   private async ownJob(account: AuthenticatedAccount, id: string): Promise<BulkJob> {
-    const job = UUID.test(id) ? await this.jobs.findForAccount(account.accountId, id.toLowerCase()) : undefined;
+    const job = (await isUuid(id)) ? await this.jobs.findForAccount(account.accountId, id.toLowerCase()) : undefined;
     if (!job) throw new AppError('NOT_FOUND', 'No bulk job with this id.');
     return job;
   }
 }
 
-function summary(job: BulkJob): BulkJobSummaryDto {
+/** `refunded`: what credits/ says was refunded of each reservation (the bulk module does not read the ledger). */
+function summary(job: BulkJob, refunded: Map<string, number>): BulkJobSummaryDto {
   return {
     id: job.id,
     status: job.status,
     total: job.total,
     processed: job.processed,
+    // The contract names the reservation twice: `cost` (reserved at submission) and `charged` (what
+    // the job was charged). They are one ledger row, so one value; what came back is `refunded`.
     cost: job.cost,
     charged: job.cost,
-    refunded: job.refunded,
+    refunded: (job.reservationId && refunded.get(job.reservationId)) || 0,
     created_at: job.createdAt.toISOString(),
     completed_at: job.completedAt?.toISOString() ?? null,
   };
@@ -173,21 +200,22 @@ function summary(job: BulkJob): BulkJobSummaryDto {
 
 /**
  * The request as a retry would send it again, whichever way it came (JSON, or CSV with query
- * parameters): entries as `{ phone, reference }`, then the options.
+ * parameters): entries as `{ phone, reference }`, then the options. Stored as a keyed hash
+ * (docs/privacy.md); jobs created before the upgrade stored its unkeyed hash, which still matches.
  */
-function requestHash(request: BulkRequestDto): string {
+function bulkRequestHash(request: BulkRequestDto, key: Buffer): RequestHash {
   const canonical = {
     entries: request.phones.map(toEntryInput).map(({ phone, reference }) => [phone, reference ?? null]),
     source: request.source ?? null,
     callback_url: request.callback_url ?? null,
     max_age: request.max_age ?? null,
   };
-  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+  return requestHash(canonical, key);
 }
 
 /** The job an Idempotency-Key already made, for the same request; 409 for another one. */
-function replay(job: BulkJob, hash: string): BulkSubmission {
-  if (job.requestHash !== hash) {
+function replay(job: BulkJob, hash: RequestHash): BulkSubmission {
+  if (job.requestHash === null || !hash.matches(job.requestHash)) {
     throw new AppError('IDEMPOTENCY_CONFLICT', `This Idempotency-Key already created bulk job ${job.id} with a different request.`);
   }
   return { job: { id: job.id, status: job.status, total: job.total, cost: job.cost }, replayed: true };

@@ -44,3 +44,12 @@ describe('bulkEntriesFromCsv', () => {
     expect(() => bulkEntriesFromCsv(text, maxRows)).toThrow(message);
   });
 });
+
+describe('a file whose line breaks were lost on the way (curl -d @file)', () => {
+  it('says to send it with --data-binary', () => {
+    // What `curl -d @examples/contacts.csv` sends: the lines glued together.
+    const flattened = 'phone,reference+447400123456,crm-1842+447400120000,crm-1843';
+    expect(() => bulkEntriesFromCsv(flattened, 10)).toThrow(/line breaks are missing: `curl -d @file` removes them; send the file with `--data-binary @file`/);
+    expect(() => bulkEntriesFromCsv('phone\n', 10)).not.toThrow(/data-binary/);
+  });
+});

@@ -76,7 +76,12 @@ export function bulkEntriesFromCsv(text: string, maxRows: number): Array<BulkEnt
   if (names.indexOf('phone', phoneColumn + 1) >= 0 || (referenceColumn >= 0 && names.indexOf('reference', referenceColumn + 1) >= 0)) {
     throw csvError(header.line, 'the header row names a column twice');
   }
-  if (rows.length === 0) throw csvError(header.line + 1, 'no rows after the header: send 1 to ' + maxRows + ' numbers');
+  if (rows.length === 0) {
+    // Numbers in the header row: the file lost its line breaks on the way (`curl -d @file` drops them).
+    const flattened = /\d{6}/.test(header.cells.join(','));
+    const hint = flattened ? ' (the line breaks are missing: `curl -d @file` removes them; send the file with `--data-binary @file`)' : '';
+    throw csvError(header.line + 1, `no rows after the header: send 1 to ${maxRows} numbers, one per line${hint}`);
+  }
   if (rows.length > maxRows) throw csvError(rows[maxRows].line, `more than ${maxRows} rows (the limit of one job)`);
   return rows.map(({ line, cells }) => {
     if (cells.length !== header.cells.length) {

@@ -17,13 +17,17 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.SERVICE_UNAVAILABLE]: 'SERVICE_UNAVAILABLE',
 };
 
-/** Postgres SQLSTATE classes and driver errors that mean "our database is unreachable". */
+/**
+ * Postgres SQLSTATE classes and driver errors that mean "our database is unreachable", or cannot run
+ * the request path's statements for now: 42P05/26000, named prepared statements behind a pooler in
+ * transaction mode (DATABASE_PREPARED_STATEMENTS=named there; the connection is dropped, see preparedQuery).
+ */
 function isDatabaseUnavailable(error: unknown): boolean {
   const candidates = [error, (error as { driverError?: unknown })?.driverError];
   return candidates.some((candidate) => {
     if (!candidate || typeof candidate !== 'object') return false;
     const { code, message } = candidate as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (/^(08|57P0|53300)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(code))) {
+    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(code))) {
       return true;
     }
     return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Driver not Connected|the database system is (shutting down|starting up)/i.test(message);

@@ -25,7 +25,8 @@ export function raiseBodyError(request: Request, acceptsCsv = false): void {
   }
 }
 
-function hasBody(request: Request): boolean {
+/** Whether the request says it carries a body (a length above 0, or chunks). */
+export function hasBody(request: Request): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 

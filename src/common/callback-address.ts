@@ -2,6 +2,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { AppError } from './errors';
 
 /** IPv6 global unicast (RFC 4291 2.4): the only IPv6 block a callback may reach, besides the IPv4 it embeds. */
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
@@ -84,9 +85,22 @@ export function refusedCallbackUrl(raw: string, allowPrivate = false): string | 
   }
   if (allowPrivate) return undefined;
   const host = hostOf(url).toLowerCase().replace(/\.$/, '');
-  if (isIP(host)) return nonPublicReason(host);
-  if (host === 'localhost' || host.endsWith('.localhost')) return `${host} is this machine`;
-  return undefined;
+  const reason = isIP(host) ? nonPublicReason(host) : host === 'localhost' || host.endsWith('.localhost') ? `${host} is this machine` : undefined;
+  return reason && `${reason} ${ALLOW_PRIVATE_HINT}`;
+}
+
+/** What a developer trying callbacks on their own machine needs to read. */
+export const ALLOW_PRIVATE_HINT = '(to receive callbacks on this machine or a private network, for development, start the service with CALLBACK_ALLOW_PRIVATE_NETWORKS=true)';
+
+/**
+ * The submission-time rule of every callback URL (bulk and watchlist callback_url, settings'
+ * webhook_url): 400 INVALID_REQUEST naming `field` when refusedCallbackUrl refuses it. The same rule
+ * runs again at each delivery, on the addresses the name resolves to (webhooks/callback.client.ts).
+ */
+export function requireCallbackUrl(field: string, raw: string | null | undefined, allowPrivate: boolean): void {
+  if (raw === undefined || raw === null) return;
+  const refused = refusedCallbackUrl(raw, allowPrivate);
+  if (refused) throw new AppError('INVALID_REQUEST', `${field} must point to a public address: ${refused}.`);
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -8,3 +8,6 @@ export function validateIdempotencyKey(key: string | undefined): string | undefi
   if (!KEY_SHAPE.test(key)) throw new AppError('INVALID_REQUEST', 'Idempotency-Key must be 1 to 255 printable ASCII characters.');
   return key;
 }
+
+/** The life of an Idempotency-Key: a retry within it is answered, never charged again (docs/api.md). */
+export const KEY_LIFE_HOURS = 24;

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
-import { E164_MESSAGE, isE164, normalizePhone } from './phone';
+import { e164Message, isE164, normalizePhone } from './phone';
 
 /**
  * A phone number field: separators are dropped (normalised) when what remains is E.164, then the
@@ -12,7 +12,7 @@ export function IsPhone(): PropertyDecorator {
     Transform(({ value }) => (typeof value === 'string' ? (normalizePhone(value) ?? value) : value)),
     ValidateBy({
       name: 'isPhone',
-      validator: { validate: (value: unknown) => typeof value === 'string' && isE164(value), defaultMessage: () => E164_MESSAGE },
+      validator: { validate: (value: unknown) => typeof value === 'string' && isE164(value), defaultMessage: (args) => e164Message(args?.value) },
     }),
   );
 }

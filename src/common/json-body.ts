@@ -7,11 +7,12 @@ export const BODY_MAX_DEPTH = 32;
 const deferredBodyErrors = new WeakMap<Request, unknown>();
 
 /**
- * JSON bodies up to 1 MiB. A parse error is not answered here: it is kept and raised after the
+ * JSON bodies up to `limit` bytes once decoded (1 MiB; less for a request without a valid credential:
+ * src/body-budget.ts). A parse error is not answered here: it is kept and raised after the
  * guards (BodyErrorGuard), so the contract's order holds: 401 and 429 come before 400.
  */
-export function deferredJsonParser(): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: true, type: ['application/json', 'application/*+json'] });
+export function deferredJsonParser(limit = BODY_LIMIT_BYTES): (req: Request, res: Response, next: NextFunction) => void {
+  const parse = express.json({ limit, strict: true, type: ['application/json', 'application/*+json'] });
   return (req, res, next) =>
     parse(req, res, (error?: unknown) => {
       if (error) deferredBodyErrors.set(req, new BodyParserError(error));
@@ -23,14 +24,15 @@ export function deferredJsonParser(): (req: Request, res: Response, next: NextFu
 }
 
 /**
- * text/csv bodies (bulk uploads) up to 1 MiB, as a string in req.body; errors deferred like JSON's.
+ * text/csv bodies (bulk uploads) up to `limit` bytes once decoded, as a string in req.body; errors deferred like JSON's.
  * Other routes refuse a string body in validation (it is not a JSON object).
  */
-export function deferredCsvParser(): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.text({ limit: BODY_LIMIT_BYTES, type: 'text/csv', defaultCharset: 'utf-8' });
+export function deferredCsvParser(limit = BODY_LIMIT_BYTES): (req: Request, res: Response, next: NextFunction) => void {
+  const parse = express.text({ limit, type: 'text/csv', defaultCharset: 'utf-8' });
   return (req, res, next) =>
     parse(req, res, (error?: unknown) => {
-      if (error) deferredBodyErrors.set(req, error);
+      // Wrapped like JSON's, so that the filter answers it as the client's (400/413), never as a 500.
+      if (error) deferredBodyErrors.set(req, new BodyParserError(error));
       next();
     });
 }
@@ -74,7 +76,7 @@ export const BODY_PARSER_ANSWERS: Record<string, { code: ErrorCode; message?: st
   'entity.too.large': { code: 'PAYLOAD_TOO_LARGE' },
   'entity.verify.failed': { code: 'INVALID_REQUEST', message: 'The request body was refused.' },
   'encoding.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported Content-Encoding: send identity, gzip, deflate or br.' },
-  'charset.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported charset; send UTF-8 JSON.' },
+  'charset.unsupported': { code: 'INVALID_REQUEST', message: 'Unsupported charset; send UTF-8.' },
   'parameters.too.many': { code: 'PAYLOAD_TOO_LARGE', message: 'The request body has too many parameters.' },
   'request.aborted': { code: 'INVALID_REQUEST', message: 'The request was aborted by the client.' },
   'request.size.invalid': { code: 'INVALID_REQUEST', message: 'The request body does not match its Content-Length.' },

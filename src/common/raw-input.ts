@@ -7,9 +7,14 @@ import { AppError } from './errors';
  */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** C0 control characters (U+0000 to U+001F): NUL is refused by PostgreSQL text, the rest has no place in a field. */
+/**
+ * C0 and C1 control characters (U+0000 to U+001F, U+007F to U+009F: NUL is refused by PostgreSQL text,
+ * the rest has no place in a field) and the bidirectional embeddings, overrides and isolates
+ * (U+202A to U+202E, U+2066 to U+2069), which make a reference or a name display as other text than it
+ * holds. The marks U+200E/U+200F that right-to-left text needs stay allowed.
+ */
 // eslint-disable-next-line no-control-regex -- matching control characters is this rule's purpose
-const CONTROL_CHARACTER = /[\u0000-\u001f]/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * The one rule for every string a client sends (body, query, path), checked on the raw input before
@@ -51,5 +56,6 @@ function refuseUnsafeString(text: string, field: string): void {
 
 function controlCharacter(field: string, character: string): AppError {
   const code = `U+${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-  return new AppError('INVALID_REQUEST', `${field} contains a control character (${code}); control characters are not accepted.`);
+  const kind = character >= '\u202a' ? 'a bidirectional override' : 'a control character';
+  return new AppError('INVALID_REQUEST', `${field} contains ${kind} (${code}); control characters and bidirectional overrides are not accepted.`);
 }

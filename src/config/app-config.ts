@@ -1,5 +1,5 @@
-import type { CheckName, CheckPrices } from '../checks/checks';
-import { ConfigurationError, EnvironmentVariables } from './environment';
+import { checkVariables, ConfigurationError, EnvironmentVariables } from './environment';
+import type { ProviderEntry, RoutingRules } from './lookup-providers';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -8,6 +8,7 @@ export function resolveLogFormat(env: Pick<EnvironmentVariables, 'LOG_FORMAT' | 
   if (env.LOG_FORMAT) return env.LOG_FORMAT;
   return isTerminal && env.NODE_ENV !== 'production' ? 'pretty' : 'json';
 }
+import { resolveDataHashKey } from './data-hash-key';
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
 /**
@@ -27,8 +28,10 @@ export class AppConfig {
   readonly environment: EnvironmentVariables['NODE_ENV'];
   readonly port: number;
   readonly host: string;
-  readonly database: { url: string; poolSize: number };
+  readonly database: { url: string; poolSize: number; preparedStatements: EnvironmentVariables['DATABASE_PREPARED_STATEMENTS'] };
   readonly redisUrl: string | undefined;
+  /** REDIS_CALL_BUDGET_MS: one API request's whole Redis wait (common/redis-budget.ts). */
+  readonly redisCallBudgetMs: number;
   readonly adminToken: string | undefined;
   readonly provider: {
     kind: 'sandbox' | 'hlr-lookups';
@@ -36,16 +39,35 @@ export class AppConfig {
     timeoutMs: number;
     retries: number;
     breaker: BreakerOptions;
+    /** The biggest upstream answer read, in bytes; a bigger one is cut off and refunded. */
+    maxResponseBytes: number;
+    /** The upstreams in priority order: LOOKUP_PROVIDERS, or the one of PROVIDER. */
+    upstreams: ProviderEntry[];
+    /** LOOKUP_ROUTING: per check, per calling code, residency (none: LOOKUP_PROVIDERS' order for all). */
+    routing: RoutingRules;
+    /** LOOKUP_CALL_BUDGET_MS: the time one check may take over all providers of the failover. */
+    callBudgetMs: number;
   };
-  readonly prices: CheckPrices;
-  readonly cache: { ttlSeconds: Record<CheckName, number>; maxEntries: number; keyPrefix: string };
+  /** The checks' price and cache-lifetime variables that are set, by name; the CheckRegistry reads them (defaults in src/checks/). */
+  readonly checkTuning: Readonly<Record<string, number>>;
+  readonly cache: { maxEntries: number; keyPrefix: string };
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };
   readonly rateLimitRedisPrefix: string;
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
   readonly logFormat: LogFormat;
   readonly shutdownTimeoutMs: number;
-  readonly http: { corsOrigins: CorsOrigins | undefined; trustProxy: TrustProxy };
+  readonly http: {
+    corsOrigins: CorsOrigins | undefined;
+    trustProxy: TrustProxy;
+    unauthenticatedBodyLimitBytes: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnections: number;
+  };
+  /** Whether /docs, /docs-json, /metrics and /health/ready's detail need a token (see OPS_ENDPOINTS). */
+  readonly opsEndpoints: { private: boolean; metricsToken: string | undefined };
   readonly bulk: {
     concurrency: number;
     chunkSize: number;
@@ -57,10 +79,27 @@ export class AppConfig {
     pollIntervalSeconds: number;
     queueName: string;
     queueSchema: string;
-    webhook: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean };
   };
-  /** Account events: delivered with the bulk callbacks' timeout, retries and address rule. */
+  /**
+   * Every outbound delivery (webhooks/): CALLBACK_*, or the deprecated BULK_WEBHOOK_* names;
+   * `deprecatedNames` lists the old names found, said once at start-up.
+   */
+  readonly callbacks: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean; deprecatedNames: string[] };
   readonly events: { pollIntervalMs: number };
+  /** Key of the keyed hashes of personal data (DATA_HASH_KEY, docs/privacy.md). */
+  readonly dataHashKey: Buffer;
+  /** How long each store keeps phone numbers (docs/privacy.md); run by RetentionScheduler. */
+  readonly retention: {
+    bulkEntriesDays: number;
+    ledgerPhoneDays: number;
+    watchlistRemovedDays: number;
+    watchlistChangesDays: number;
+    watchlistRoundsDays: number;
+    idempotencyGraceHours: number;
+    adminAuditDays: number;
+    batchSize: number;
+    intervalSeconds: number;
+  };
   readonly watchlists: {
     concurrency: number;
     chunkSize: number;
@@ -74,8 +113,9 @@ export class AppConfig {
     this.environment = env.NODE_ENV;
     this.port = env.PORT;
     this.host = env.HOST;
-    this.database = { url: databaseUrl, poolSize: env.DATABASE_POOL_SIZE };
+    this.database = { url: databaseUrl, poolSize: env.DATABASE_POOL_SIZE, preparedStatements: env.DATABASE_PREPARED_STATEMENTS };
     this.redisUrl = env.REDIS_URL;
+    this.redisCallBudgetMs = env.REDIS_CALL_BUDGET_MS;
     this.adminToken = env.ADMIN_TOKEN;
     this.provider = {
       kind: env.PROVIDER,
@@ -92,18 +132,15 @@ export class AppConfig {
         minCalls: env.PROVIDER_BREAKER_MIN_CALLS,
         halfOpenMs: env.PROVIDER_BREAKER_HALF_OPEN_MS,
       },
+      maxResponseBytes: env.PROVIDER_MAX_RESPONSE_BYTES,
+      callBudgetMs: env.LOOKUP_CALL_BUDGET_MS,
+      upstreams: env.lookupProviderEntries ?? [
+        { id: env.PROVIDER, adapter: env.PROVIDER, baseUrl: env.HLR_LOOKUPS_URL.replace(/\/+$/, ''), key: env.HLR_LOOKUPS_KEY ?? '', secret: env.HLR_LOOKUPS_SECRET ?? '', price: 0 },
+      ],
+      routing: env.lookupRouting ?? { checks: {}, countries: {}, residency: {} },
     };
-    this.prices = {
-      network_status: env.PRICE_NETWORK_STATUS,
-      line_type: env.PRICE_LINE_TYPE,
-      portability: env.PRICE_PORTABILITY,
-    };
+    this.checkTuning = checkVariables(env);
     this.cache = {
-      ttlSeconds: {
-        network_status: env.CACHE_TTL_NETWORK_STATUS_SECONDS,
-        line_type: env.CACHE_TTL_LINE_TYPE_SECONDS,
-        portability: env.CACHE_TTL_PORTABILITY_SECONDS,
-      },
       maxEntries: env.CACHE_MAX_ENTRIES,
       keyPrefix: env.CACHE_KEY_PREFIX,
     };
@@ -116,6 +153,15 @@ export class AppConfig {
     this.http = {
       corsOrigins: env.CORS_ORIGINS === undefined ? undefined : parseCorsOrigins(env.CORS_ORIGINS),
       trustProxy: parseTrustProxy(env.TRUST_PROXY) ?? false,
+      unauthenticatedBodyLimitBytes: env.UNAUTHENTICATED_BODY_LIMIT_BYTES,
+      headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: env.HTTP_MAX_CONNECTIONS,
+    };
+    this.opsEndpoints = {
+      private: (env.OPS_ENDPOINTS ?? (env.NODE_ENV === 'production' ? 'private' : 'public')) === 'private',
+      metricsToken: env.METRICS_TOKEN,
     };
     this.bulk = {
       concurrency: env.BULK_CONCURRENCY,
@@ -128,14 +174,20 @@ export class AppConfig {
       pollIntervalSeconds: env.BULK_POLL_INTERVAL_SECONDS,
       queueName: env.BULK_QUEUE_NAME,
       queueSchema: env.BULK_QUEUE_SCHEMA,
-      webhook: {
-        timeoutMs: env.BULK_WEBHOOK_TIMEOUT_MS,
-        retries: env.BULK_WEBHOOK_RETRIES,
-        retryDelaySeconds: env.BULK_WEBHOOK_RETRY_DELAY_SECONDS,
-        allowPrivateNetworks: env.BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS === 'true',
-      },
     };
+    this.callbacks = callbackSettings(env);
     this.events = { pollIntervalMs: env.EVENTS_POLL_INTERVAL_MS };
+    this.retention = {
+      bulkEntriesDays: env.RETENTION_BULK_ENTRIES_DAYS,
+      ledgerPhoneDays: env.RETENTION_LEDGER_PHONE_DAYS,
+      watchlistRemovedDays: env.RETENTION_WATCHLIST_REMOVED_DAYS,
+      watchlistChangesDays: env.RETENTION_WATCHLIST_CHANGES_DAYS,
+      watchlistRoundsDays: env.RETENTION_WATCHLIST_ROUNDS_DAYS,
+      idempotencyGraceHours: env.RETENTION_IDEMPOTENCY_GRACE_HOURS,
+      adminAuditDays: env.RETENTION_ADMIN_AUDIT_DAYS,
+      batchSize: env.RETENTION_BATCH_SIZE,
+      intervalSeconds: env.RETENTION_INTERVAL_SECONDS,
+    };
     this.watchlists = {
       concurrency: env.WATCHLIST_CONCURRENCY,
       chunkSize: env.WATCHLIST_CHUNK_SIZE,
@@ -146,15 +198,35 @@ export class AppConfig {
     };
     // The sweep must never take a call that is still running for an abandoned one (it would refund a
     // call that then answers, and free its Idempotency-Key for a second charge).
-    const longestCallSeconds = ((this.provider.retries + 1) * this.provider.timeoutMs) / 1000 + 5;
+    // With failover a call may ask every upstream in turn.
+    const upstreams = this.provider.upstreams.length;
+    const longestCallSeconds = (upstreams * (this.provider.retries + 1) * this.provider.timeoutMs) / 1000 + 5;
     if (this.unsettledChargeRefundAfterSeconds < longestCallSeconds) {
       throw new ConfigurationError(
         `Invalid configuration:\n  - UNSETTLED_CHARGE_REFUND_AFTER_SECONDS=${this.unsettledChargeRefundAfterSeconds} must be at least ` +
-          `${Math.ceil(longestCallSeconds)}: the longest call ((PROVIDER_RETRIES + 1) × PROVIDER_TIMEOUT_MS) plus 5 s.`,
+          `${Math.ceil(longestCallSeconds)}: the longest call (providers × (PROVIDER_RETRIES + 1) × PROVIDER_TIMEOUT_MS) plus 5 s.`,
       );
     }
+    this.dataHashKey = resolveDataHashKey(env.DATA_HASH_KEY, env.NODE_ENV);
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
     }
   }
+}
+
+/** CALLBACK_* first; the deprecated name when only it is set (named in `deprecatedNames`); else the default. */
+function callbackSettings(env: EnvironmentVariables): AppConfig['callbacks'] {
+  const deprecatedNames: string[] = [];
+  const pick = <T>(current: T | undefined, oldName: keyof EnvironmentVariables, fallback: T): T => {
+    const old = env[oldName] as T | undefined;
+    if (old !== undefined) deprecatedNames.push(oldName);
+    return current ?? old ?? fallback;
+  };
+  return {
+    timeoutMs: pick(env.CALLBACK_TIMEOUT_MS, 'BULK_WEBHOOK_TIMEOUT_MS', 5000),
+    retries: pick(env.CALLBACK_RETRIES, 'BULK_WEBHOOK_RETRIES', 8),
+    retryDelaySeconds: pick(env.CALLBACK_RETRY_DELAY_SECONDS, 'BULK_WEBHOOK_RETRY_DELAY_SECONDS', 5),
+    allowPrivateNetworks: pick(env.CALLBACK_ALLOW_PRIVATE_NETWORKS, 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS', 'false') === 'true',
+    deprecatedNames,
+  };
 }

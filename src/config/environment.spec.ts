@@ -1,3 +1,5 @@
+import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
+import { CheckRegistry } from '../checks/check-registry';
 import { AppConfig } from './app-config';
 import { ConfigurationError, validateEnvironment } from './environment';
 
@@ -7,13 +9,22 @@ describe('validateEnvironment', () => {
     const config = new AppConfig(env, 'postgres://x');
     expect(config.port).toBe(3000);
     expect(config.provider.kind).toBe('sandbox');
-    expect(config.prices).toEqual({ network_status: 4, line_type: 1, portability: 2 });
-    expect(config.cache.ttlSeconds).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
+    // Prices and cache lifetimes: each check's definition names its variable and default (src/checks/).
+    const checks = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })), config.checkTuning);
+    expect(Object.fromEntries(checks.names().map((name) => [name, checks.price(name)]))).toEqual({ network_status: 4, line_type: 1, portability: 2 });
+    expect(Object.fromEntries(checks.names().map((name) => [name, checks.cacheTtlSeconds(name)]))).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
     expect(config.provider.timeoutMs).toBe(3000);
     // The base of the documentation's examples and of the official SDKs (docs/upstream-hlr-lookups.md).
     expect(config.provider.hlrLookups.baseUrl).toBe('https://www.hlr-lookups.com/api/v2');
     expect(config.adminToken).toBeUndefined();
     expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('LOOKUP_CALL_BUDGET_MS: 8000 by default, a whole number of milliseconds from 100', () => {
+    expect(new AppConfig(validateEnvironment({}), 'postgres://x').provider.callBudgetMs).toBe(8000);
+    expect(new AppConfig(validateEnvironment({ LOOKUP_CALL_BUDGET_MS: '2500' }), 'postgres://x').provider.callBudgetMs).toBe(2500);
+    expect(() => validateEnvironment({ LOOKUP_CALL_BUDGET_MS: '50' })).toThrow(/LOOKUP_CALL_BUDGET_MS/);
+    expect(() => validateEnvironment({ LOOKUP_CALL_BUDGET_MS: 'soon' })).toThrow(/LOOKUP_CALL_BUDGET_MS/);
   });
 
   it('applies the documented bulk defaults', () => {
@@ -29,10 +40,24 @@ describe('validateEnvironment', () => {
       pollIntervalSeconds: 1,
       queueName: 'bulk-lookups',
       queueSchema: 'pgboss',
-      webhook: { timeoutMs: 5000, retries: 8, retryDelaySeconds: 5, allowPrivateNetworks: false },
     });
+    expect(config.callbacks).toEqual({ timeoutMs: 5000, retries: 8, retryDelaySeconds: 5, allowPrivateNetworks: false, deprecatedNames: [] });
     expect(() => validateEnvironment({ BULK_POLL_INTERVAL_SECONDS: '0.1' })).toThrow(/BULK_POLL_INTERVAL_SECONDS/);
     expect(() => validateEnvironment({ BULK_QUEUE_SCHEMA: 'Bad-Schema' })).toThrow(/BULK_QUEUE_SCHEMA/);
+  });
+
+  it('reads CALLBACK_*, and the deprecated BULK_WEBHOOK_* names when the new one is unset, naming them', () => {
+    const old = new AppConfig(validateEnvironment({ BULK_WEBHOOK_RETRIES: '2', BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' }), 'postgres://x');
+    expect(old.callbacks).toEqual({
+      timeoutMs: 5000,
+      retries: 2,
+      retryDelaySeconds: 5,
+      allowPrivateNetworks: true,
+      deprecatedNames: ['BULK_WEBHOOK_RETRIES', 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS'],
+    });
+    const both = new AppConfig(validateEnvironment({ CALLBACK_RETRIES: '3', BULK_WEBHOOK_RETRIES: '2' }), 'postgres://x');
+    expect(both.callbacks.retries).toBe(3);
+    expect(() => validateEnvironment({ CALLBACK_RETRIES: '31' })).toThrow(/CALLBACK_RETRIES/);
   });
 
   it('converts numeric strings and treats empty values as unset', () => {
@@ -53,6 +78,20 @@ describe('validateEnvironment', () => {
     }
   });
 
+  it('never prints a secret: an invalid key as <redacted>, a database or Redis URL without its password', () => {
+    const raw = { DATA_HASH_KEY: 'short-secret-hash-key', DATABASE_URL: 'mysql://app:db-pass-123@db:5432/x', REDIS_URL: 'http://cache:redis-pass-456@r:6379' };
+    let message = '';
+    try {
+      validateEnvironment(raw);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('DATA_HASH_KEY=<redacted>');
+    expect(message).toContain('DATABASE_URL="mysql://app:<redacted>@db:5432/x"');
+    expect(message).toContain('REDIS_URL=');
+    for (const secret of ['short-secret-hash-key', 'db-pass-123', 'redis-pass-456']) expect(message).not.toContain(secret);
+  });
+
   it('needs the key and secret for the hlr-lookups provider', () => {
     expect(() => new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups' }), 'postgres://x')).toThrow(/HLR_LOOKUPS_KEY/);
   });
@@ -61,14 +100,14 @@ describe('validateEnvironment', () => {
 describe('operations settings', () => {
   it('defaults to no CORS, no trusted proxy and a 10 s shutdown bound', () => {
     const config = new AppConfig(validateEnvironment({}), 'postgres://x');
-    expect(config.http).toEqual({ corsOrigins: undefined, trustProxy: false });
+    expect(config.http).toMatchObject({ corsOrigins: undefined, trustProxy: false });
     expect(config.shutdownTimeoutMs).toBe(10000);
   });
 
   it('reads CORS_ORIGINS, TRUST_PROXY and SHUTDOWN_TIMEOUT_MS', () => {
     const env = validateEnvironment({ CORS_ORIGINS: 'https://a.example.com,https://b.example.com', TRUST_PROXY: '1', SHUTDOWN_TIMEOUT_MS: '2500' });
     const config = new AppConfig(env, 'postgres://x');
-    expect(config.http).toEqual({ corsOrigins: ['https://a.example.com', 'https://b.example.com'], trustProxy: 1 });
+    expect(config.http).toMatchObject({ corsOrigins: ['https://a.example.com', 'https://b.example.com'], trustProxy: 1 });
     expect(config.shutdownTimeoutMs).toBe(2500);
   });
 
@@ -81,5 +120,20 @@ describe('operations settings', () => {
       /UNSETTLED_CHARGE_REFUND_AFTER_SECONDS=10 must be at least 11/,
     );
     expect(() => new AppConfig(validateEnvironment({ UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: '11', PROVIDER_TIMEOUT_MS: '3000', PROVIDER_RETRIES: '1' }), 'postgres://x')).not.toThrow();
+  });
+});
+
+/** Production refuses to start without one (docs/privacy.md). */
+const PRODUCTION_KEY = 'k'.repeat(32);
+
+describe('HTTP hardening settings (issue 24)', () => {
+  it('defaults to a 4 KiB unauthenticated body, Node timeouts well below its own, a connection cap, and private ops endpoints in production only', () => {
+    const config = new AppConfig(validateEnvironment({}), 'postgres://x@localhost/db');
+    expect(config.http).toMatchObject({ unauthenticatedBodyLimitBytes: 4096, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 2000 });
+    expect(config.opsEndpoints.private).toBe(false);
+    expect(new AppConfig(validateEnvironment({ NODE_ENV: 'production', DATA_HASH_KEY: PRODUCTION_KEY }), 'postgres://x@localhost/db').opsEndpoints.private).toBe(true);
+    expect(new AppConfig(validateEnvironment({ NODE_ENV: 'production', DATA_HASH_KEY: PRODUCTION_KEY, OPS_ENDPOINTS: 'public' }), 'postgres://x@localhost/db').opsEndpoints.private).toBe(false);
+    expect(() => validateEnvironment({ OPS_ENDPOINTS: 'open' })).toThrow(/OPS_ENDPOINTS/);
+    expect(() => validateEnvironment({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
   });
 });

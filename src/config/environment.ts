@@ -16,6 +16,8 @@ import {
   ValidationOptions,
 } from 'class-validator';
 import { parseCorsOrigins, parseTrustProxy } from './http-options';
+import { parseLookupProviders, parseLookupRouting, ProviderEntry, RoutingRules } from './lookup-providers';
+import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 
 /** A string the given parser accepts (the parser, not a regex, is the one definition of the format). */
 function ParsesWith(parse: (raw: string) => unknown, message: string, options?: ValidationOptions): PropertyDecorator {
@@ -25,7 +27,7 @@ function ParsesWith(parse: (raw: string) => unknown, message: string, options?: 
 /**
  * Every environment variable the service reads, with its default. This class is the one place that
  * knows the names; the rest of the code receives the typed AppConfig built from it.
- * Keep README's configuration table and .env.example in step with it.
+ * Keep docs/operations.md's configuration reference and .env.example in step with it.
  * Numbers are annotated `: number` on purpose: when compiled file by file (ts-node transpile-only,
  * which runs the admin CLI) an inferred type emits no `design:type`, and "3000" would stay a string.
  */
@@ -45,12 +47,28 @@ export class EnvironmentVariables {
   @IsInt() @Min(1) @Max(500)
   DATABASE_POOL_SIZE: number = 20;
 
+  /**
+   * How the request path's charge and settle statements run: `named` prepared statements (planned once
+   * per connection), `unnamed` (behind a pooler in transaction mode without prepared-statement support:
+   * PgBouncer < 1.21, RDS Proxy), or `auto`: named unless start-up finds that named statements do not
+   * survive between transactions, and unnamed from the first sign of it at run time (docs/operations.md).
+   */
+  @IsIn(['named', 'unnamed', 'auto'])
+  DATABASE_PREPARED_STATEMENTS: 'named' | 'unnamed' | 'auto' = 'auto';
+
   /** Unset: .data/pg in the checkout, or a folder the postgres system user can reach (as root). */
   @IsOptional() @IsString()
   EMBEDDED_PG_DIR?: string;
 
   @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
+
+  /**
+   * The most one API request waits on Redis in all (plan limit, cache reads and write together); past
+   * it the request goes on without Redis, as when Redis is down (docs/operations.md).
+   */
+  @IsInt() @Min(10) @Max(10_000)
+  REDIS_CALL_BUDGET_MS: number = 500;
 
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
   ADMIN_TOKEN?: string;
@@ -85,23 +103,40 @@ export class EnvironmentVariables {
   @IsInt() @Min(100) @Max(600000)
   PROVIDER_BREAKER_HALF_OPEN_MS: number = 10000;
 
-  @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_NETWORK_STATUS: number = 4;
+  /**
+   * Each check's price (`PRICE_<CHECK>`, credits per call) and cache lifetime (`CACHE_TTL_<CHECK>_SECONDS`):
+   * the variable names and defaults are in the check's definition (src/checks/), not here; any set value is
+   * validated by validateEnvironment (an integer, prices 0 to 1,000,000) and read by the CheckRegistry.
+   */
+  [checkVariable: `PRICE_${string}` | `CACHE_TTL_${string}`]: number | undefined;
 
-  @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_LINE_TYPE: number = 1;
+  /**
+   * Provider ids in priority order (e.g. `hlr-lookups,backup`), each configured by `<ID>_ADAPTER`,
+   * `<ID>_URL`, `<ID>_KEY`, `<ID>_SECRET` (src/config/lookup-providers.ts). Unset: PROVIDER alone.
+   */
+  @IsOptional() @IsString()
+  LOOKUP_PROVIDERS?: string;
 
-  @IsInt() @Min(0) @Max(1_000_000)
-  PRICE_PORTABILITY: number = 2;
+  /** Routing rules over LOOKUP_PROVIDERS (JSON, src/config/lookup-providers.ts): per check, per calling code, residency. */
+  @IsOptional() @IsString()
+  LOOKUP_ROUTING?: string;
 
-  @IsInt() @Min(0)
-  CACHE_TTL_NETWORK_STATUS_SECONDS: number = 3600;
+  /**
+   * The time one check may take over every provider of LOOKUP_PROVIDERS and their attempts: once spent,
+   * the providers not yet asked are skipped, and the last attempt is cut to what remains (refunded 503).
+   */
+  @IsInt() @Min(100) @Max(120000)
+  LOOKUP_CALL_BUDGET_MS: number = 8000;
 
-  @IsInt() @Min(0)
-  CACHE_TTL_PORTABILITY_SECONDS: number = 86400;
+  /** LOOKUP_ROUTING as validated (set by validateEnvironment, not read from the environment). */
+  lookupRouting?: RoutingRules;
 
-  @IsInt() @Min(0)
-  CACHE_TTL_LINE_TYPE_SECONDS: number = 2_592_000;
+  /** The upstreams of LOOKUP_PROVIDERS as validated (set by validateEnvironment, not read from the environment). */
+  lookupProviderEntries?: ProviderEntry[];
+
+  /** The biggest upstream answer read (1 MiB): a bigger one is cut off as it arrives, and the call refunded. */
+  @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
+  PROVIDER_MAX_RESPONSE_BYTES: number = 1024 * 1024;
 
   @IsInt() @Min(1)
   CACHE_MAX_ENTRIES: number = 100_000;
@@ -161,7 +196,7 @@ export class EnvironmentVariables {
   @IsNumber() @Min(0.5) @Max(60)
   BULK_POLL_INTERVAL_SECONDS: number = 1;
 
-  /** Name of the pg-boss queue of bulk chunks (webhooks use "<name>-webhooks"); instances sharing it share the work. */
+  /** Name of the pg-boss queue of bulk chunks; instances sharing it share the work. */
   @Matches(/^[A-Za-z0-9_.-]{1,50}$/, { message: 'BULK_QUEUE_NAME must be 1 to 50 letters, digits, _ . or -' })
   BULK_QUEUE_NAME: string = 'bulk-lookups';
 
@@ -169,27 +204,38 @@ export class EnvironmentVariables {
   @Matches(/^[a-z_][a-z0-9_]{0,49}$/, { message: 'BULK_QUEUE_SCHEMA must be a lower-case SQL identifier' })
   BULK_QUEUE_SCHEMA: string = 'pgboss';
 
-  @IsInt() @Min(100) @Max(60000)
-  BULK_WEBHOOK_TIMEOUT_MS: number = 5000;
+  /** How long a callback receiver has to answer (every outbound delivery: account events, bulk, watchlists). Default 5000. */
+  @IsOptional() @IsInt() @Min(100) @Max(60000)
+  CALLBACK_TIMEOUT_MS?: number;
 
-  /** Deliveries after the first one before a callback is given up. */
-  @IsInt() @Min(0) @Max(30)
-  BULK_WEBHOOK_RETRIES: number = 8;
+  /** Deliveries after the first one before a callback is given up. Default 8. */
+  @IsOptional() @IsInt() @Min(0) @Max(30)
+  CALLBACK_RETRIES?: number;
 
-  /** First retry delay of a failed callback; it doubles (with jitter) at each retry. */
-  @IsInt() @Min(1) @Max(3600)
-  BULK_WEBHOOK_RETRY_DELAY_SECONDS: number = 5;
-
-  /** How often each instance looks for account events to deliver (balance.low, bulk.completed to webhook_url). */
-  @IsInt() @Min(50) @Max(60000)
-  EVENTS_POLL_INTERVAL_MS: number = 1000;
+  /** First retry delay of a failed callback; it doubles (with jitter) at each retry. Default 5. */
+  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  CALLBACK_RETRY_DELAY_SECONDS?: number;
 
   /**
-   * Lets callback_url point at loopback, private and link-local addresses (development, tests, a
-   * receiver inside your own network). Off: callbacks go to public addresses only.
+   * Lets callback_url and webhook_url point at loopback, private and link-local addresses
+   * (development, tests, a receiver inside your own network). Off: callbacks go to public addresses only.
    */
-  @IsIn(['true', 'false'], { message: 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
-  BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' | 'false' = 'false';
+  @IsOptional() @IsIn(['true', 'false'], { message: 'CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  CALLBACK_ALLOW_PRIVATE_NETWORKS?: 'true' | 'false';
+
+  /** Deprecated names of CALLBACK_TIMEOUT_MS, CALLBACK_RETRIES, CALLBACK_RETRY_DELAY_SECONDS, CALLBACK_ALLOW_PRIVATE_NETWORKS: still read. */
+  @IsOptional() @IsInt() @Min(100) @Max(60000)
+  BULK_WEBHOOK_TIMEOUT_MS?: number;
+  @IsOptional() @IsInt() @Min(0) @Max(30)
+  BULK_WEBHOOK_RETRIES?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(3600)
+  BULK_WEBHOOK_RETRY_DELAY_SECONDS?: number;
+  @IsOptional() @IsIn(['true', 'false'], { message: 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
+  BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS?: 'true' | 'false';
+
+  /** How often each instance looks for callbacks to deliver (the outbox of webhooks/). */
+  @IsInt() @Min(50) @Max(60000)
+  EVENTS_POLL_INTERVAL_MS: number = 1000;
 
   /** Lookups in flight at once on this instance for watchlist rounds. */
   @IsInt() @Min(1) @Max(1000)
@@ -218,6 +264,50 @@ export class EnvironmentVariables {
   @IsIn(['true', 'false'], { message: 'WATCHLIST_WORKER must be true or false' })
   WATCHLIST_WORKER: 'true' | 'false' = 'true';
 
+  /**
+   * Key of the keyed hashes kept instead of phone numbers (lookup cache keys, Idempotency-Key request
+   * hashes, erasure audit rows; docs/privacy.md). Required in production; elsewhere generated on first
+   * start into .data/data-hash-key. Changing it forgets the lookup cache and in-flight Idempotency-Keys.
+   */
+  @IsOptional() @IsString() @MinLength(32, { message: 'DATA_HASH_KEY must be at least 32 characters (e.g. openssl rand -hex 32)' })
+  DATA_HASH_KEY?: string;
+
+  /** Bulk results (the entries) are deleted this many days after their job completed; the job's counts and charges stay. */
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_BULK_ENTRIES_DAYS: number = 30;
+
+  /** Ledger rows older than this keep their phone only in masked form (amounts and references untouched). */
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_LEDGER_PHONE_DAYS: number = 90;
+
+  /** Removed watchlist entries, and the entries of deleted watchlists, are deleted (with their changes) after this. */
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_WATCHLIST_REMOVED_DAYS: number = 30;
+
+  /** Changes detected for entries still watched are kept this long. */
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_WATCHLIST_CHANGES_DAYS: number = 365;
+
+  /** Watchlist rounds (their counts) are kept this long after they started. */
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_WATCHLIST_ROUNDS_DAYS: number = 365;
+
+  /** Idempotency-Key rows are deleted this many hours after their key's 24 h life ended, charged or not. */
+  @IsInt() @Min(0) @Max(8760)
+  RETENTION_IDEMPOTENCY_GRACE_HOURS: number = 24;
+
+  /** The admin audit trail is kept this long. */
+  @IsInt() @Min(1) @Max(36500)
+  RETENTION_ADMIN_AUDIT_DAYS: number = 400;
+
+  /** Rows one retention statement touches at most (one short transaction each). */
+  @IsInt() @Min(1) @Max(100_000)
+  RETENTION_BATCH_SIZE: number = 5000;
+
+  /** How often an instance runs the retention jobs (each instance may; they never do a row twice). */
+  @IsInt() @Min(10) @Max(86_400)
+  RETENTION_INTERVAL_SECONDS: number = 3600;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 
@@ -225,7 +315,7 @@ export class EnvironmentVariables {
   @IsOptional() @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
   LOG_FORMAT?: 'json' | 'pretty';
 
-  /** On SIGTERM/SIGINT: how long the whole shutdown may take (drain, close, embedded database); past it, exit 1. */
+  /** On SIGTERM/SIGINT/SIGHUP: how long the whole shutdown may take (drain, close, embedded database); past it, exit 1. */
   @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 10000;
 
@@ -237,20 +327,105 @@ export class EnvironmentVariables {
   /** Express `trust proxy`: false, true, a hop count, or loopback / linklocal / uniquelocal / IPs / CIDRs. */
   @ParsesWith(parseTrustProxy, 'TRUST_PROXY must be true, false, a number of hops, or comma-separated loopback/linklocal/uniquelocal/IP/CIDR')
   TRUST_PROXY: string = 'false';
+
+  /**
+   * Most bytes (after Content-Encoding is undone) read of the body of a request that carries no valid
+   * API key or admin token: it is answered 401 anyway, so it may not cost the CPU of inflating 1 MiB.
+   */
+  @IsInt() @Min(0) @Max(1024 * 1024)
+  UNAUTHENTICATED_BODY_LIMIT_BYTES: number = 4096;
+
+  /** Time a client has to send a request's headers (Node's headersTimeout). */
+  @IsInt() @Min(100) @Max(600_000)
+  HTTP_HEADERS_TIMEOUT_MS: number = 10_000;
+
+  /** Time a client has to send a whole request, body included (Node's requestTimeout). */
+  @IsInt() @Min(100) @Max(3_600_000)
+  HTTP_REQUEST_TIMEOUT_MS: number = 30_000;
+
+  /** An idle keep-alive connection is closed after this; behind a load balancer, set it above the balancer's idle timeout. */
+  @IsInt() @Min(100) @Max(3_600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 5_000;
+
+  /** Open client connections per instance; the ones beyond are refused (closed at once). 0: no cap. */
+  @IsInt() @Min(0) @Max(1_000_000)
+  HTTP_MAX_CONNECTIONS: number = 2000;
+
+  /**
+   * /docs, /docs-json, /metrics and the detail of /health/ready: `public`, or `private` (they need
+   * `Authorization: Bearer <ADMIN_TOKEN>`, /metrics also METRICS_TOKEN; the bare readiness status stays
+   * public). Unset: private when NODE_ENV=production, public otherwise.
+   */
+  @IsOptional() @IsIn(['public', 'private'], { message: 'OPS_ENDPOINTS must be public or private' })
+  OPS_ENDPOINTS?: 'public' | 'private';
+
+  /** A token a Prometheus scraper sends (`Authorization: Bearer …`) for /metrics when OPS_ENDPOINTS is private. */
+  @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
+  METRICS_TOKEN?: string;
 }
 
 export class ConfigurationError extends Error {}
+
+/** The checks' price and cache-lifetime variables (named in each check's definition, src/checks/). */
+const CHECK_VARIABLES = [
+  { pattern: /^PRICE_[A-Z0-9_]+$/, max: 1_000_000 },
+  { pattern: /^CACHE_TTL_[A-Z0-9_]+_SECONDS$/, max: Number.MAX_SAFE_INTEGER },
+];
+
+/** The set price and cache-lifetime variables of the checks, validated, by name (AppConfig.checkTuning). */
+export function checkVariables(env: EnvironmentVariables): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => typeof value === 'number' && CHECK_VARIABLES.some(({ pattern }) => pattern.test(name))),
+  );
+}
+
+/** One line, before anything starts (docs/privacy.md "The hash key"). */
+export const DATA_HASH_KEY_REQUIRED =
+  'DATA_HASH_KEY is required with NODE_ENV=production: set it to a secret of at least 32 characters (e.g. `openssl rand -hex 32`) and keep it (docs/privacy.md).';
+
+/** Variables whose value is a secret: never printed, even when invalid. */
+const SECRET_NAME = /(_KEY|_SECRET|_TOKEN)$|PASSWORD/i;
+
+/** A value as an error message may show it: secrets as <redacted>, a URL without its password. */
+function shownValue(name: string, value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (SECRET_NAME.test(name)) return '<redacted>';
+  const text = String(value);
+  // scheme://user:password@host: the password goes, whether or not the URL parses.
+  return JSON.stringify(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text.replace(/^([^:/]+:\/\/[^:@/]*):[^@/]*@/, '$1:<redacted>@') : text);
+}
 
 /** Validates the raw environment once; a bad value stops the service with every problem named. */
 export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
   const withoutBlanks = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
   const env = plainToInstance(EnvironmentVariables, withoutBlanks, { enableImplicitConversion: true });
   const errors = validateSync(env, { skipMissingProperties: false });
-  if (errors.length > 0) {
-    const problems = errors.flatMap((error) =>
-      Object.values(error.constraints ?? {}).map((text) => `  - ${error.property}=${JSON.stringify(raw[error.property])}: ${text}`),
-    );
-    throw new ConfigurationError(`Invalid configuration:\n${problems.join('\n')}`);
+  const problems = errors.flatMap((error) =>
+    Object.values(error.constraints ?? {}).map((text) => `  - ${error.property}=${shownValue(error.property, raw[error.property])}: ${text}`),
+  );
+  for (const [name, value] of Object.entries(withoutBlanks)) {
+    const rule = CHECK_VARIABLES.find(({ pattern }) => pattern.test(name));
+    if (!rule) continue;
+    const number = /^\d+$/.test(String(value).trim()) ? Number(value) : Number.NaN;
+    if (Number.isSafeInteger(number) && number <= rule.max) env[name as `PRICE_${string}`] = number;
+    else problems.push(`  - ${name}=${JSON.stringify(value)}: ${name} must be an integer from 0 to ${rule.max}`);
   }
+  if (env.LOOKUP_PROVIDERS !== undefined) {
+    const parsed = parseLookupProviders(env.LOOKUP_PROVIDERS, withoutBlanks);
+    problems.push(...parsed.problems);
+    env.lookupProviderEntries = parsed.entries;
+  }
+  if (env.LOOKUP_ROUTING !== undefined) {
+    const ids = env.lookupProviderEntries?.map((entry) => entry.id) ?? [env.PROVIDER];
+    const routing = parseLookupRouting(
+      env.LOOKUP_ROUTING,
+      ids,
+      BUILT_IN_CHECKS.map((check) => check.name),
+    );
+    problems.push(...routing.problems);
+    env.lookupRouting = routing.rules;
+  }
+  if (problems.length > 0) throw new ConfigurationError(`Invalid configuration:\n${problems.join('\n')}`);
+  if (env.NODE_ENV === 'production' && !env.DATA_HASH_KEY) throw new ConfigurationError(DATA_HASH_KEY_REQUIRED);
   return env;
 }

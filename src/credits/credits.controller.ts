@@ -15,7 +15,7 @@ export class CreditsController {
   constructor(private readonly credits: CreditsService) {}
 
   @Get('balance')
-  @ApiOperation({ summary: "The account's credit balance." })
+  @ApiOperation({ summary: 'Credit balance', description: "The account's credit balance." })
   @ApiOkResponse({ type: BalanceDto, example: { balance: 9996 } })
   async balance(@CurrentAccount() account: AuthenticatedAccount): Promise<BalanceDto> {
     return { balance: await this.credits.balance(account.accountId) };

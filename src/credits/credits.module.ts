@@ -6,12 +6,14 @@ import { CreditsRepository } from './credits.repository';
 import { CreditsService } from './credits.service';
 import { ChargeBatcher } from './charge-batcher';
 import { LedgerEntry } from './ledger-entry.entity';
+import { LedgerPrivacyRepository } from './ledger-privacy.repository';
+import { LedgerPrivacyService } from './ledger-privacy.service';
 import { SettlementBatcher } from './settlement-batcher';
 
 @Module({
   imports: [TypeOrmModule.forFeature([LedgerEntry])],
   controllers: [CreditsController],
-  providers: [CreditsRepository, CreditsService, ChargeBatcher, SettlementBatcher, AbandonedChargesSweeper],
-  exports: [CreditsService],
+  providers: [CreditsRepository, CreditsService, ChargeBatcher, SettlementBatcher, AbandonedChargesSweeper, LedgerPrivacyRepository, LedgerPrivacyService],
+  exports: [CreditsService, LedgerPrivacyService],
 })
 export class CreditsModule {}

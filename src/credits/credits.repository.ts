@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
+import { FreshQuery, onFreshConnection } from '../database/fresh-connection';
 import { preparedQuery } from '../database/prepared-query';
 import { LedgerEntryType } from './ledger-entry.entity';
 import { ASYNC_COMMIT, CHARGE_DAY, CHARGE_STATEMENT, ChargeRow, DAILY_CAP, GIVE_BACK, IDEMPOTENT_CHARGE_INDEX, lowBalanceAlert, SPENT_TODAY } from './ledger-sql';
@@ -37,6 +39,11 @@ export interface ChargeOutcome {
 
 const LOCK_NOT_AVAILABLE = '55P03';
 
+/** A row when the charge $1 is settled and not refunded: its call answered. */
+const IS_ANSWERED = `SELECT 1 FROM ledger_entries c
+  WHERE c.id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)`;
+
 export interface LedgerRow {
   id: string;
   type: LedgerEntryType;
@@ -60,7 +67,10 @@ export interface SpendingState {
  */
 @Injectable()
 export class CreditsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   /** TOPUP (+) or ADJUSTMENT (±). Undefined when the account is missing or would go below zero. */
   async credit(
@@ -69,7 +79,7 @@ export class CreditsRepository {
     amount: number,
     details: { reference: string; reason: string | null; actor: string | null },
   ): Promise<LedgerWrite | undefined> {
-    const rows: Array<{ id: string; balance_after: string }> = await this.db.query(
+    const rows: Array<{ id: string; balance_after: string }> = await this.txHost.tx.query(
       `WITH moved AS (
          UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 >= 0 RETURNING id, balance),
        rearm AS (
@@ -104,7 +114,7 @@ export class CreditsRepository {
    * A call whose answer is already known (`settled`) is written settled: final at once, never taken
    * by the sweep. The others stay unsettled until their calls answer (settle) or are refunded.
    * Returns the written charges by reference; a reference in neither result was refused (balance).
-   * With `transaction`, the statement runs in the caller's transaction (the caller's rows commit with
+   * With `joined`, the statement runs in the transaction its caller's service opened (the caller's rows commit with
    * the charges, or nothing does); a failed statement is then not re-run here, since it aborted the
    * caller's transaction (such callers charge without Idempotency-Keys, so the re-run never applies).
    *
@@ -116,10 +126,12 @@ export class CreditsRepository {
     accountId: string,
     cost: number,
     calls: ChargeDetails[],
-    options: { transaction?: EntityManager; deadline?: Date } = {},
+    options: { joined?: boolean; deadline?: Date } = {},
   ): Promise<ChargeOutcome> {
-    const { transaction } = options;
-    if (transaction) return this.chargeOnce((values) => transaction.query(CHARGE_STATEMENT, values), accountId, cost, calls, null);
+    if (options.joined) {
+      const transaction = joinedTransaction(this.txHost);
+      return this.chargeOnce((values) => transaction.query(CHARGE_STATEMENT, values), accountId, cost, calls, null);
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v1', CHARGE_STATEMENT, values);
@@ -169,12 +181,11 @@ export class CreditsRepository {
    * not use with `refundPart`. Undefined when the balance or today's allowance (daily cap) is short.
    */
   async reserve(
-    transaction: EntityManager,
     accountId: string,
     amount: number,
     details: { reference: string; source: string | null; reason: string },
   ): Promise<LedgerWrite | undefined> {
-    const rows: Array<{ id: string; balance_after: string }> = await transaction.query(
+    const rows: Array<{ id: string; balance_after: string }> = await joinedTransaction(this.txHost).query(
       `WITH debit AS (
          UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${CHARGE_DAY}
           WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY} + $2 <= ${DAILY_CAP}, true)
@@ -189,6 +200,34 @@ export class CreditsRepository {
   }
 
   /**
+   * A retry of an Idempotency-Key is about to be answered again from the key's settled charge, without
+   * a new charge (IdempotencyService asks): marks the charge answered, so that no late give-back (CreditsRepository.refundLanded) refunds it after.
+   * The row lock orders this with a refund of the same charge: false when the charge was refunded
+   * first (the refund clears its key id), and then the retry must not be answered for free.
+   */
+  async markKeyChargeAnswered(keyId: string): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `WITH marked AS (
+         UPDATE ledger_entries c SET answered_at = COALESCE(c.answered_at, now())
+          WHERE c.idempotency_key_id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
+          RETURNING 1)
+       SELECT 1 FROM marked`,
+      [keyId],
+    );
+    return rows.length > 0;
+  }
+
+  /** What has been refunded of each charge (a bulk job's reservation), by charge id; a charge with no refund is absent. */
+  async refundedOf(chargeIds: string[]): Promise<Map<string, number>> {
+    if (chargeIds.length === 0) return new Map();
+    const rows: Array<{ refund_of: string; amount: string }> = await this.db.query(
+      `SELECT refund_of::text, sum(amount) AS amount FROM ledger_entries WHERE refund_of = ANY($1::bigint[]) GROUP BY refund_of`,
+      [chargeIds],
+    );
+    return new Map(rows.map((row) => [row.refund_of, Number(row.amount)]));
+  }
+
+  /**
    * REFUND of part of a charge (at most all of it), exactly once per charge: like `refund`, one
    * statement, and a second attempt fails as a whole on the unique refund_of. False when the charge
    * was already refunded (or is unknown, or smaller than the amount).
@@ -197,10 +236,9 @@ export class CreditsRepository {
     chargeId: string,
     amount: number,
     details: { reference: string; reason: string },
-    transaction?: EntityManager,
   ): Promise<boolean> {
     try {
-      const rows: unknown[] = await (transaction ?? this.db).query(
+      const rows: unknown[] = await this.txHost.tx.query(
         `WITH charge AS (
            SELECT id, account_id, phone, source, created_at FROM ledger_entries
             WHERE id = $1 AND type = 'CHARGE' AND -amount >= $2
@@ -244,7 +282,68 @@ export class CreditsRepository {
    * Returns the credits given back, or undefined when the charge was already refunded or settled.
    */
   async refund(chargeId: string, reason: string): Promise<number | undefined> {
-    return this.refundWhere(`c.id = $1 AND c.settled_at IS NULL`, chargeId, reason);
+    return this.refundWhere((text, values) => this.db.query(text, values), `c.id = $1 AND c.settled_at IS NULL`, chargeId, reason);
+  }
+
+  /**
+   * The outcome of an answered call whose settle failed (its reply may be lost with the settle
+   * committed), decided on a fresh connection (onFreshConnection): the charge refunded when it is not
+   * settled ('refunded', with the credits given back), 'answered' when it is settled and not refunded
+   * (the settle did commit: the call is a 200), 'refunded' with 0 when it was refunded already.
+   * Throws when the database cannot be asked: the outcome is still unknown.
+   */
+  async resolveUnanswered(chargeId: string, reason: string, timeoutMs: number): Promise<{ outcome: 'answered' | 'refunded'; given: number }> {
+    return onFreshConnection(this.db, timeoutMs, async (query) => {
+      const given = await this.refundWhere(query, `c.id = $1 AND c.settled_at IS NULL`, chargeId, reason);
+      if (given !== undefined) return { outcome: 'refunded', given };
+      return { outcome: (await query(IS_ANSWERED, [chargeId])).length > 0 ? 'answered' : 'refunded', given: 0 };
+    });
+  }
+
+  /**
+   * REFUND of a charge whose call was answered 503 while its settle's outcome was unknown: settled or
+   * not (the settle may have committed), exactly once, unless a retry was answered from it since
+   * (`answered_at`): that call is a 200. On a fresh connection, like `resolveUnanswered`.
+   */
+  async refundAnswered503(chargeId: string, reason: string, timeoutMs: number): Promise<number | undefined> {
+    return onFreshConnection(this.db, timeoutMs, (query) => this.refundWhere(query, `c.id = $1 AND c.answered_at IS NULL`, chargeId, reason, 'durable'));
+  }
+
+  /**
+   * REFUND of many abandoned charges (never settled, of any accounts) in one statement, by the rules of
+   * `refund` applied to each: one REFUND row per charge (unique refund_of), the charge settled and its
+   * Idempotency-Key id cleared, each account credited once with the sum, its refund rows' balances in
+   * charge order, and today's allowance given back for the charges of the account's spent_day. Should
+   * any of them be refunded or settled meanwhile, the statement fails as a whole on the unique
+   * constraint (or re-checks the locked row) and changes nothing: the caller then refunds one by one.
+   * Returns the credits given back and the charges refunded.
+   */
+  async refundAbandoned(chargeIds: string[], reason: string): Promise<{ refunded: number; credits: number }> {
+    const rows: Array<{ refunded: string; credits: string }> = await this.db.query(
+      `WITH charge AS (
+         SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source, (c.created_at AT TIME ZONE 'UTC')::date AS day FROM ledger_entries c
+          WHERE c.id = ANY($1::bigint[]) AND c.settled_at IS NULL AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
+            AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
+          ORDER BY c.id
+            FOR UPDATE OF c),
+       credit AS (
+         UPDATE accounts a SET balance = a.balance + p.amount,
+                spent_today = greatest(a.spent_today - COALESCE((SELECT sum(c.amount) FROM charge c WHERE c.account_id = a.id AND c.day = a.spent_day), 0), 0)
+           FROM (SELECT account_id, sum(amount) AS amount FROM charge GROUP BY account_id) p
+          WHERE a.id = p.account_id RETURNING a.id AS account_id, a.balance - p.amount AS balance_before),
+       settled AS (
+         UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id),
+       written AS (
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
+         SELECT charge.account_id, 'REFUND', charge.amount,
+                credit.balance_before + sum(charge.amount) OVER (PARTITION BY charge.account_id ORDER BY charge.id),
+                'refund:' || charge.id, charge.id, charge.phone, charge.source, $2, now()
+           FROM charge JOIN credit ON credit.account_id = charge.account_id JOIN settled ON settled.id = charge.id
+         RETURNING amount)
+       SELECT count(*) AS refunded, COALESCE(sum(amount), 0) AS credits FROM written`,
+      [chargeIds, reason],
+    );
+    return { refunded: Number(rows[0].refunded), credits: Number(rows[0].credits) };
   }
 
   /**
@@ -254,7 +353,7 @@ export class CreditsRepository {
    * or a retry was answered from it (`answered_at`, IdempotencyRepository.answerAgain): that call is a 200.
    */
   async refundLanded(reference: string, reason: string): Promise<number | undefined> {
-    return this.refundWhere(`c.reference = $1 AND c.answered_at IS NULL`, reference, reason);
+    return this.refundWhere((text, values) => this.db.query(text, values), `c.reference = $1 AND c.answered_at IS NULL`, reference, reason, 'durable');
   }
 
   /**
@@ -264,42 +363,14 @@ export class CreditsRepository {
    * waited is not refunded. Without the lock the charge was picked from the snapshot, and the later
    * UPDATE of that row went ahead once the settle committed: an answered call refunded.
    */
-  private async refundWhere(condition: string, target: string, reason: string): Promise<number | undefined> {
+  private async refundWhere(query: FreshQuery, condition: string, target: string, reason: string, commit: RefundCommit = 'async'): Promise<number | undefined> {
     try {
-      const rows: Array<{ amount: string }> = await this.db.query(
-        `WITH charge AS (
-           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source, c.created_at FROM ledger_entries c
-            WHERE ${condition} AND c.type = 'CHARGE' AND ${ASYNC_COMMIT}
-              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
-            FOR UPDATE OF c),
-         credit AS (
-           UPDATE accounts a SET balance = a.balance + charge.amount, ${GIVE_BACK('charge.amount')} FROM charge
-            WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
-         settled AS (
-           UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
-         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
-         SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
-                charge.phone, charge.source, $2, now()
-           FROM credit, charge, settled
-         RETURNING amount`,
-        [target, reason],
-      );
+      const rows = await query<{ amount: string }>(refundStatement(condition, commit), [target, reason]);
       return rows[0] && Number(rows[0].amount);
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
-  }
-
-  /** Whether the charge is settled and not refunded: its call answered. */
-  async isAnswered(chargeId: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
-      `SELECT 1 FROM ledger_entries c
-        WHERE c.id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)`,
-      [chargeId],
-    );
-    return rows.length > 0;
   }
 
   /** Charges older than the bound that were neither settled nor refunded: their calls never answered. */
@@ -355,4 +426,31 @@ export class CreditsRepository {
     );
     return Number(rows[0].sum);
   }
+}
+
+/**
+ * How a refund commits. 'async' (synchronous_commit off) only where a refund lost in a PostgreSQL crash
+ * leaves its charge unsettled, so the abandoned-charges sweep refunds it again; 'durable' where the charge
+ * may be settled already (a 503 whose settle's outcome was unknown, a charge that landed after its 503):
+ * the sweep skips settled charges, so such a refund lost in a crash would leave the 503 charged.
+ */
+export type RefundCommit = 'async' | 'durable';
+
+/** The one refund statement (see CreditsRepository.refundWhere); `condition` picks the charge `c` by $1. */
+export function refundStatement(condition: string, commit: RefundCommit): string {
+  return `WITH charge AS (
+           SELECT c.id, c.account_id, -c.amount AS amount, c.phone, c.source, c.created_at FROM ledger_entries c
+            WHERE ${condition} AND c.type = 'CHARGE' AND ${commit === 'async' ? ASYNC_COMMIT : 'TRUE'}
+              AND NOT EXISTS (SELECT 1 FROM ledger_entries r WHERE r.refund_of = c.id)
+            FOR UPDATE OF c),
+         credit AS (
+           UPDATE accounts a SET balance = a.balance + charge.amount, ${GIVE_BACK('charge.amount')} FROM charge
+            WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
+         settled AS (
+           UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
+         SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
+                charge.phone, charge.source, $2, now()
+           FROM credit, charge, settled
+         RETURNING amount`;
 }

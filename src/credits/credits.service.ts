@@ -1,6 +1,5 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
@@ -12,8 +11,26 @@ import { UsagePageDto } from './dto/usage.dto';
 export const ANSWER_NOT_RECORDED =
   'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
 
-export const KEY_IN_USE =
-  'A request with this Idempotency-Key is still running, or its charge is still being settled; retry when it has answered.';
+/** A settle failed and the database could not be asked whether it had committed (CreditsService.resolveLostSettle). */
+export const OUTCOME_UNKNOWN =
+  'The answer could not be recorded because the service database is unreachable. If this call was charged, the charge is given back automatically once the database answers; please retry.';
+
+/** How long a fresh connection of the resolution may take to connect, and each of its statements. */
+const RESOLVE_TIMEOUT_MS = 2000;
+/** The pauses between the fresh attempts at refunding a call that failed (CreditsService.refundFailedCall). */
+const REFUND_PAUSES_MS = [100, 250];
+/** How often, 1 s apart, the give-back of a 503 whose settle's outcome was unknown is tried. */
+const GIVE_BACK_ATTEMPTS = 120;
+
+/**
+ * The call's Idempotency-Key already has a kept charge: nothing was taken. A 409 IDEMPOTENCY_CONFLICT
+ * with the table's default message; idempotency/ (whose key it is) words it for the client.
+ */
+export class KeyAlreadyCharged extends AppError {
+  constructor() {
+    super('IDEMPOTENCY_CONFLICT');
+  }
+}
 
 @Injectable()
 export class CreditsService {
@@ -25,6 +42,22 @@ export class CreditsService {
     private readonly settlements: SettlementBatcher,
     @Optional() private readonly metrics?: Metrics,
   ) {}
+
+  /** The pauses between the attempts at resolving a call's outcome (a field, so that a test can change them). */
+  resolvePausesMs = [100, 250, 500, 1000];
+
+  /**
+   * The key's settled charge is answered again (a retry of an Idempotency-Key), so no late give-back
+   * refunds it; false when it was refunded first (then the retry must not be answered for free).
+   */
+  markKeyChargeAnswered(idempotencyKeyId: string): Promise<boolean> {
+    return this.credits.markKeyChargeAnswered(idempotencyKeyId);
+  }
+
+  /** Credits refunded so far of each charge (bulk jobs' reservations), by charge id (0 when none). */
+  async refundedOf(chargeIds: string[]): Promise<Map<string, number>> {
+    return this.credits.refundedOf(chargeIds);
+  }
 
   async balance(accountId: string): Promise<number> {
     const balance = await this.credits.balance(accountId);
@@ -48,28 +81,27 @@ export class CreditsService {
    * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS (or SPENDING_LIMIT_REACHED,
    * past the daily cap) and takes nothing. Written together with the account's other concurrent
    * charges (see ChargeBatcher). A call whose Idempotency-Key already has a kept charge is not charged
-   * again: 409 IDEMPOTENCY_CONFLICT.
+   * again: KeyAlreadyCharged.
    */
   async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
     const charge = await this.charges.charge(accountId, cost, details);
-    if (charge === 'duplicate') throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
+    if (charge === 'duplicate') throw new KeyAlreadyCharged();
     if (!charge) throw await this.refusal(accountId, cost, 'call');
     this.metrics?.creditsCharged(cost);
     return charge;
   }
 
   /**
-   * Reserves a bulk job's whole cost inside the caller's transaction (settled at once, so the
+   * Reserves a bulk job's whole cost inside the transaction its caller opened (settled at once, so the
    * abandoned-charge sweeper never touches it), or throws 402 INSUFFICIENT_CREDITS, which rolls the
    * transaction back: then nothing is charged.
    */
   async reserve(
-    transaction: EntityManager,
     accountId: string,
     amount: number,
     details: { reference: string; source: string | null; reason: string },
   ): Promise<LedgerWrite> {
-    const reservation = await this.credits.reserve(transaction, accountId, amount, details);
+    const reservation = await this.credits.reserve(accountId, amount, details);
     if (!reservation) throw await this.refusal(accountId, amount, 'job');
     this.metrics?.creditsCharged(amount);
     return reservation;
@@ -114,28 +146,27 @@ export class CreditsService {
   }
 
   /**
-   * CHARGE of several calls at `cost` each, in the caller's transaction and settled at once (the
+   * CHARGE of several calls at `cost` each, in the transaction its caller opened and settled at once (the
    * caller refunds its failed calls with refundPart). Taken in order while the balance (and today's
    * allowance under the daily cap) covers them; returns the written charges by reference (a missing
    * reference was refused) and why the others were refused (the balance or the daily cap; null: none was).
    */
   async chargeEachWithin(
-    transaction: EntityManager,
     accountId: string,
     cost: number,
     calls: ChargeDetails[],
   ): Promise<{ written: Map<string, LedgerWrite>; refusedBy: ChargeRefusal | null }> {
-    const { written, refusedBy } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { transaction });
+    const { written, refusedBy } = await this.credits.chargeMany(accountId, cost, calls.map((call) => ({ ...call, settled: true })), { joined: true });
     this.metrics?.creditsCharged(cost * written.size);
     return { written, refusedBy };
   }
 
   /**
    * Gives back part of a reservation or a settled charge, exactly once per charge (false when already
-   * done); with `transaction`, in the caller's transaction.
+   * done); inside a transaction a service opened, in that transaction.
    */
-  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }, transaction?: EntityManager): Promise<boolean> {
-    const refunded = await this.credits.refundPart(chargeId, amount, details, transaction);
+  async refundPart(chargeId: string, amount: number, details: { reference: string; reason: string }): Promise<boolean> {
+    const refunded = await this.credits.refundPart(chargeId, amount, details);
     if (refunded) this.metrics?.creditsRefunded(amount);
     return refunded;
   }
@@ -143,30 +174,87 @@ export class CreditsService {
   /**
    * The call answered: resolves once its charge is final in the database (batched with others, see
    * SettlementBatcher). Throws 503 SERVICE_UNAVAILABLE when it cannot be made final: the statement
-   * failed and the charge was given back (or is left to the sweep), or it was refunded already.
+   * failed and the charge was given back, or it was refunded already. A failed settle may have
+   * committed with only its reply lost: the outcome is then resolved, never guessed (resolveLostSettle).
    */
   async settle(chargeId: string): Promise<void> {
-    const settled = await this.settlements.settle(chargeId).catch(async (error: Error) => {
-      if (await this.settleFailed(chargeId)) return true;
-      this.logger.warn(`Answered call not settled (answered 503 instead): ${error.message}`);
-      return false;
-    });
+    const settled = await this.settlements.settle(chargeId).catch((error: Error) => this.resolveLostSettle(chargeId, error));
     if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
   }
 
   /**
-   * The settle of an answered call failed: gives its charge back, unless the settle did commit and
-   * only its reply was lost. True when the charge stands (the call is answered and final); false when
-   * it was refunded now, or nothing could be told (the database is away: the sweep refunds it later).
+   * The settle of an answered call failed, maybe after it committed. Asked on a fresh connection (the
+   * pooled ones may be broken by the same fault), a few times over a bounded wait: true when the settle
+   * stands (the call is answered 200); false when the charge was refunded, now or before (503, nothing
+   * charged). When the database cannot be asked at all, the call is answered 503 saying so, and its
+   * charge is given back, settled or not, as soon as the database answers (giveBackLater): a 503 is
+   * never left charged, whichever way the settle went.
    */
-  private async settleFailed(chargeId: string): Promise<boolean> {
-    try {
-      if (await this.refund(chargeId, 'answer could not be recorded')) return false;
-      return await this.credits.isAnswered(chargeId);
-    } catch (error) {
-      this.logger.warn(`Refund of charge ${chargeId} deferred to the sweep: ${(error as Error).message}`);
+  private async resolveLostSettle(chargeId: string, settleError: Error): Promise<boolean> {
+    const outcome = await this.resolveUnanswered(chargeId, 'answer could not be recorded');
+    if (outcome === 'answered') {
+      this.logger.warn(`Settle of charge ${chargeId} failed (${settleError.message}) but had committed: answered`);
+      return true;
+    }
+    if (outcome === 'refunded') {
+      this.logger.warn(`Answered call not settled (answered 503 instead, its charge refunded): ${settleError.message}`);
       return false;
     }
+    this.logger.error(`Settle of charge ${chargeId} failed (${settleError.message}) and its outcome is unknown: answered 503, the charge given back later`);
+    void this.giveBackLater(chargeId);
+    throw new AppError('SERVICE_UNAVAILABLE', OUTCOME_UNKNOWN);
+  }
+
+  /**
+   * Refunds the charge of a call that failed (the upstream did not answer): through the pool, then on
+   * fresh connections (the pooled one may be broken by a reset) over a short wait (REFUND_PAUSES_MS);
+   * should that fail, the charge, unsettled, is the sweep's. Shorter than resolveLostSettle's: nothing
+   * is unknown about this call (it answers 503 either way), and its client should not wait long on a
+   * database that is away.
+   */
+  async refundFailedCall(chargeId: string, reason: string): Promise<void> {
+    try {
+      await this.refund(chargeId, reason);
+      return;
+    } catch (error) {
+      this.logger.warn(`Refund of charge ${chargeId} failed (${(error as Error).message}): trying again on a fresh connection`);
+    }
+    if ((await this.resolveUnanswered(chargeId, reason, REFUND_PAUSES_MS)) === 'unknown') {
+      this.logger.warn(`Refund of charge ${chargeId} deferred to the sweep: the database is unreachable`);
+    }
+  }
+
+  /** See CreditsRepository.resolveUnanswered; 'unknown' once RESOLVE_PAUSES_MS are spent without an answer. */
+  private async resolveUnanswered(chargeId: string, reason: string, pausesMs = this.resolvePausesMs): Promise<'answered' | 'refunded' | 'unknown'> {
+    for (const pause of [...pausesMs, undefined]) {
+      try {
+        const { outcome, given } = await this.credits.resolveUnanswered(chargeId, reason, RESOLVE_TIMEOUT_MS);
+        if (given > 0) this.metrics?.creditsRefunded(given);
+        return outcome;
+      } catch (error) {
+        if (pause === undefined) {
+          this.logger.warn(`The outcome of charge ${chargeId} could not be read: ${(error as Error).message}`);
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+    return 'unknown';
+  }
+
+  /** The charge of a call answered 503 with its settle's outcome unknown, refunded once the database answers. */
+  private async giveBackLater(chargeId: string): Promise<void> {
+    for (let attempt = 1; attempt <= GIVE_BACK_ATTEMPTS; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      try {
+        const given = await this.credits.refundAnswered503(chargeId, 'call answered 503: its settle could not be confirmed', RESOLVE_TIMEOUT_MS);
+        if (given !== undefined) this.metrics?.creditsRefunded(given);
+        return;
+      } catch {
+        // still away: try again
+      }
+    }
+    this.logger.error(`Charge ${chargeId} of a call answered 503 may stand: the database did not answer for ${GIVE_BACK_ATTEMPTS} s`);
   }
 
   /** Waits for the settles queued so far (tests, shutdown). */
@@ -187,11 +275,30 @@ export class CreditsService {
     let refunded = 0;
     for (;;) {
       const ids = await this.credits.findAbandonedCharges(olderThanSeconds, 500);
-      for (const id of ids) if (await this.refund(id, 'call never answered')) refunded++;
+      if (ids.length === 0) break;
+      refunded += await this.refundAll(ids, 'call never answered');
       if (ids.length < 500) break;
     }
     if (refunded > 0) this.logger.warn(`Refunded ${refunded} charge(s) whose calls never answered`);
     return refunded;
+  }
+
+  /**
+   * Refunds the charges in one statement; when it cannot (one was refunded or settled meanwhile, by
+   * another instance or its late answer), one by one, each exactly once as always.
+   */
+  private async refundAll(chargeIds: string[], reason: string): Promise<number> {
+    try {
+      const { refunded, credits } = await this.credits.refundAbandoned(chargeIds, reason);
+      // Fewer than asked: the others were settled meanwhile (their calls answered late), so not refunded.
+      if (credits > 0) this.metrics?.creditsRefunded(credits);
+      return refunded;
+    } catch (error) {
+      this.logger.warn(`Refunding ${chargeIds.length} unanswered charges in one statement failed (${(error as Error).message}); one by one`);
+      let refunded = 0;
+      for (const id of chargeIds) if (await this.refund(id, reason)) refunded++;
+      return refunded;
+    }
   }
 
   /** The ledger as the customer sees it (GET /api/v1/usage, and the admin's view of an account). */

@@ -5,7 +5,7 @@ import { authenticatedAccount, CustomerApi } from '../auth/customer-api.decorato
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { requestedMaxAge } from '../common/cache-control';
 import { validateIdempotencyKey } from '../common/idempotency-key';
-import { FilterResultDto } from '../provider/dto/filter-result.dto';
+import { PhoneAnswerDto } from '../checks/phone-answer.dto';
 import { FilterRequestDto } from './dto/filter.dto';
 import { FilterService } from './filter.service';
 
@@ -22,8 +22,8 @@ export class FilterController {
     summary: 'Check one phone number',
     description:
       'Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six ' +
-      'fields. Costs the sum of the enabled checks\' prices, `cost_per_call` of the settings (defaults: network status ' +
-      '4, line type 1, portability 2 credits). Country and numbering-plan validity are always computed, free. A number ' +
+      'fields. Costs the sum of the enabled checks\' prices, `cost_per_call` of the settings (defaults: ' +
+      '{{checks.default_prices}}). Country and numbering-plan validity are always computed, free. A number ' +
       'that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged ' +
       'like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.\n\n' +
       'Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, ' +
@@ -38,7 +38,8 @@ export class FilterController {
     required: false,
     description:
       '`no-cache` or `max-age=0`: never from the cache; `max-age=<seconds>`: no cached answer older than that. Other directives are ignored; a malformed max-age is 400.',
-    schema: { type: 'string', example: 'max-age=3600' },
+    // No `example`: Swagger UI would pre-fill it, and every "Try it out" would send it unnoticed.
+    schema: { type: 'string' },
   })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -52,13 +53,13 @@ export class FilterController {
   @ApiBody({
     type: FilterRequestDto,
     examples: {
-      minimal: { summary: 'A number in E.164', value: { phone: '+14155552671' } },
+      minimal: { summary: 'A number in E.164', value: { phone: '+447400123456' } },
       withSource: { summary: 'With separators and a source', value: { phone: '+44 (7400) 123-456', source: 'website' } },
       absent: { summary: 'Test number: ABSENT (ends in 0000)', value: { phone: '+447400120000' } },
     },
   })
   @ApiOkResponse({
-    type: FilterResultDto,
+    type: PhoneAnswerDto,
     description: 'The six fields. `Idempotent-Replayed: true` when the answer is the replay of an earlier call with the same Idempotency-Key.',
     headers: { 'Idempotent-Replayed': { description: 'Present (`true`) on a replayed answer.', schema: { type: 'string', enum: ['true'] } } },
     examples: {

@@ -1,11 +1,12 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
-import { anyCheckEnabled, NO_CHECK_ENABLED } from '../checks/checks';
+import { CheckRegistry } from '../checks/check-registry';
+import type { EnabledChecks } from '../checks/checks';
+import { PhoneAnswerDto } from '../checks/phone-answer.dto';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
-import { FilterResultDto } from '../provider/dto/filter-result.dto';
 import { LookupOptions, LookupService } from '../provider/lookup.service';
 
 /** How fresh the answer must be (Cache-Control), as LookupService takes it. */
@@ -15,52 +16,68 @@ import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 
 /**
- * The paid lookup: settings → price → charge → the six fields (LookupService.check: cache or
- * provider) → settle, or refund on failure. A call whose answer is known before it is charged (every
+ * The paid lookup: settings → price → charge → the number's report (LookupService.lookUp: cache or
+ * provider), projected to /filter's six fields → settle, or refund on failure. A call whose answer is known before it is charged (every
  * enabled check cached, or a number invalid for its plan) is charged settled in one statement; the
  * others are answered only once their settle is in the database, so an answered call is never
  * refunded as "never answered". No transaction is held open across the network call.
  */
 @Injectable()
 export class FilterService {
-  private readonly logger = new Logger(FilterService.name);
-
   constructor(
     private readonly settings: SettingsService,
     private readonly credits: CreditsService,
     private readonly lookups: LookupService,
     private readonly idempotency: IdempotencyService,
+    private readonly registry: CheckRegistry,
   ) {}
 
   /**
    * The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged.
    * `freshness`: from the request's Cache-Control; the same price whether the answer is live or cached.
    */
-  filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string, freshness: LookupFreshness = {}): Promise<SerializedAnswer> {
+  async filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string, freshness: LookupFreshness = {}): Promise<SerializedAnswer> {
     const source = request.source ?? 'internal';
-    return this.idempotency.run(account.accountId, idempotencyKey, { phone: request.phone, source }, {
-      charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, freshness, keyId)),
-      free: async () => JSON.stringify(await this.lookups.check(request.phone, (await this.settings.checksFor(account.accountId)).checks, freshness)),
-    });
+    // Read once, before the key is claimed: the charge is for these checks, and a retry answered
+    // again for free (its answer not stored yet) gets these, not checks enabled since (review #15).
+    const { checks, cost } = await this.settings.checksFor(account.accountId);
+    return this.idempotency.run(
+      account.accountId,
+      idempotencyKey,
+      { phone: request.phone, source },
+      {
+        charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, { checks, cost }, freshness, keyId)),
+        rerunUncharged: async (charged) => {
+          const checksCharged = (charged as EnabledChecks | null) ?? (await this.settings.checksFor(account.accountId)).checks;
+          return JSON.stringify(this.registry.toPhoneAnswer(await this.lookups.lookUp(request.phone, checksCharged, freshness)));
+        },
+      },
+      checks,
+      request.phone,
+    );
   }
 
-  private async paidLookup(accountId: string, e164: string, source: string, freshness: LookupFreshness, idempotencyKeyId?: string): Promise<FilterResultDto> {
-    const { checks, cost } = await this.settings.checksFor(accountId);
-    if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
+  private async paidLookup(
+    accountId: string,
+    e164: string,
+    source: string,
+    { checks, cost }: { checks: EnabledChecks; cost: number },
+    freshness: LookupFreshness,
+    idempotencyKeyId?: string,
+  ): Promise<PhoneAnswerDto> {
+    this.settings.requireAnyCheck(checks);
     const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
-    const cached = await this.lookups.checkFromCache(e164, checks, freshness);
-    if (cached.result) {
+    const cached = await this.lookups.lookUpCached(e164, checks, freshness);
+    if (cached.report) {
       await this.credits.charge(accountId, cost, { ...details, settled: true });
-      return cached.result;
+      return this.registry.toPhoneAnswer(cached.report);
     }
     const charge = await this.credits.charge(accountId, cost, details);
-    let result: FilterResultDto;
+    let result: PhoneAnswerDto;
     try {
-      result = await this.lookups.check(e164, checks, { ...freshness, known: cached.known });
+      result = this.registry.toPhoneAnswer(await this.lookups.lookUp(e164, checks, { ...freshness, known: cached.known }));
     } catch (error) {
-      await this.credits
-        .refund(charge.id, error instanceof AppError ? error.code : 'lookup failed')
-        .catch((refundError: Error) => this.logger.warn(`Refund of charge ${charge.id} deferred to the sweep: ${refundError.message}`));
+      await this.credits.refundFailedCall(charge.id, error instanceof AppError ? error.code : 'lookup failed');
       throw error;
     }
     await this.credits.settle(charge.id);

@@ -1,4 +1,5 @@
-import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Req, ServiceUnavailableException } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorResult, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ApiErrors } from '../common/api-errors.decorator';
@@ -15,7 +16,7 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOperation({ summary: 'The process is up (no dependencies checked).' })
+  @ApiOperation({ summary: 'Liveness', description: 'The process is up (no dependencies checked).' })
   @ApiOkResponse({
     description: 'Always, while the process runs.',
     schema: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } },
@@ -28,33 +29,39 @@ export class HealthController {
   @Get('ready')
   @ApiOperation({
     summary: 'Ready to serve: the database, the lookup cache store and the lookup provider answer.',
-    description: 'For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer.',
+    description:
+      'For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. With ' +
+      'OPS_ENDPOINTS=private (the production default) only `{"status":"ok"}` / a bare 503 unless the ADMIN_TOKEN or METRICS_TOKEN is sent.',
   })
   @ApiOkResponse({
-    description: 'Every dependency answers. The provider entry says whether results are simulated (sandbox).',
+    description:
+      'Every dependency answers. The provider entry lists each upstream (one or several) by its provider id: whether it answers, ' +
+      'whether its results are simulated (sandbox), and the state of its circuit breaker per lane (interactive, batch). ' +
+      'The provider is up while at least one upstream answers.',
     schema: {
       type: 'object',
       required: ['status'],
       properties: {
         status: { type: 'string', enum: ['ok'] },
-        info: { type: 'object', additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up'] } } } },
+        info: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true, properties: { status: { type: 'string', enum: ['up'] } } } },
         error: { type: 'object' },
-        details: { type: 'object', additionalProperties: { type: 'object', properties: { status: { type: 'string', enum: ['up', 'down'] } } } },
+        details: { type: 'object', additionalProperties: { type: 'object', additionalProperties: true, properties: { status: { type: 'string', enum: ['up', 'down'] } } } },
       },
       example: {
         status: 'ok',
         info: {
           database: { status: 'up' },
           cache: { status: 'up', store: 'memory', reachable: true },
-          provider: { status: 'up', provider: 'sandbox', simulated: true, reachable: true },
+          provider: { status: 'up', reachable: true, providers: [{ provider: 'sandbox', simulated: true, reachable: true }] },
         },
       },
     },
   })
   @ApiErrors('SERVICE_UNAVAILABLE')
-  async ready(): Promise<HealthCheckResult> {
+  async ready(@Req() request: Request): Promise<HealthCheckResult | { status: 'ok' }> {
+    const detail = request.opsDetail !== false;
     try {
-      return await this.health.check([
+      const result = await this.health.check([
         () => this.database.pingCheck('database', { timeout: 1500 }),
         async (): Promise<HealthIndicatorResult> => {
           const cache = await this.provider.cache();
@@ -65,8 +72,10 @@ export class HealthController {
           return { provider: { status: provider.reachable ? 'up' : 'down', ...provider } };
         },
       ]);
+      return detail ? result : { status: 'ok' };
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
+      if (!detail) throw new AppError('SERVICE_UNAVAILABLE', 'Not ready.');
       const result = error.getResponse() as HealthCheckResult;
       const down = Object.keys(result.error ?? {});
       throw new AppError('SERVICE_UNAVAILABLE', `Not ready: ${down.join(', ') || 'a dependency'} unavailable.`);

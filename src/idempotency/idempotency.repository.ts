@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { KEY_LIFE_HOURS } from '../common/idempotency-key';
 
 /** A key already in use, with what the ledger says about its charge. */
 export interface StoredIdempotentCall {
@@ -14,6 +15,8 @@ export interface StoredIdempotentCall {
   charge: 'none' | 'unsettled' | 'settled';
   /** Whether the attempt holding the key took it longer ago than the bound it was asked with. */
   claimedLongAgo: boolean;
+  /** What the call holding the key was charged for (IdempotencyService.run's `context`); null before it was stored. */
+  context: unknown;
 }
 
 /** One attempt at a key: the key's id (carried by its charge) and the attempt's own token. */
@@ -31,15 +34,17 @@ export class IdempotencyRepository {
    * its old charge does not count against the new call). The key's id and this attempt's token, or
    * undefined when it is in use.
    */
-  async claim(accountId: string, key: string, requestHash: string): Promise<KeyAttempt | undefined> {
+  async claim(accountId: string, key: string, requestHash: string, context: unknown = null, phoneHash: string | null = null): Promise<KeyAttempt | undefined> {
     const rows: Array<{ id: string; attempt: string }> = await this.db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, attempt) VALUES ($1, $2, $3, 'in_progress', gen_random_uuid())
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, phone_hash, status, attempt, answer_context)
+       VALUES ($1, $2, $3, $5, 'in_progress', gen_random_uuid(), $4::jsonb)
        ON CONFLICT (account_id, key) DO UPDATE
-         SET id = gen_random_uuid(), attempt = gen_random_uuid(), request_hash = EXCLUDED.request_hash, status = 'in_progress',
+         SET id = gen_random_uuid(), attempt = gen_random_uuid(), request_hash = EXCLUDED.request_hash, phone_hash = EXCLUDED.phone_hash, status = 'in_progress',
+             answer_context = EXCLUDED.answer_context,
              response_status = NULL, response_body = NULL, created_at = now(), claimed_at = now(), completed_at = NULL
-       WHERE idempotency_keys.created_at < now() - interval '24 hours'
+       WHERE idempotency_keys.created_at < now() - interval '${KEY_LIFE_HOURS} hours'
        RETURNING id, attempt`,
-      [accountId, key, requestHash],
+      [accountId, key, requestHash, JSON.stringify(context), phoneHash],
     );
     return rows[0] && { id: rows[0].id, attempt: rows[0].attempt };
   }
@@ -53,8 +58,9 @@ export class IdempotencyRepository {
       response_body: string | null;
       charge: 'none' | 'unsettled' | 'settled';
       claimed_long_ago: boolean;
+      answer_context: unknown;
     }> = await this.db.query(
-      `SELECT k.id, k.request_hash, k.status, k.response_body,
+      `SELECT k.id, k.request_hash, k.status, k.response_body, k.answer_context,
               CASE WHEN c.id IS NULL THEN 'none' WHEN c.settled_at IS NULL THEN 'unsettled' ELSE 'settled' END AS charge,
               k.claimed_at < now() - make_interval(secs => $3) AS claimed_long_ago
          FROM idempotency_keys k LEFT JOIN ledger_entries c ON c.idempotency_key_id = k.id
@@ -70,6 +76,7 @@ export class IdempotencyRepository {
         responseBody: row.response_body,
         charge: row.charge,
         claimedLongAgo: row.claimed_long_ago,
+        context: row.answer_context,
       }
     );
   }
@@ -81,37 +88,19 @@ export class IdempotencyRepository {
    * tokens are never taken over (see migrations/1764100000100-ChargeAttempts.ts). The new token when
    * taken: of two retries at once, one takes it.
    */
-  async takeOver(keyId: string, claimedBeforeSeconds: number): Promise<string | undefined> {
+  async takeOver(keyId: string, claimedBeforeSeconds: number, context: unknown = null): Promise<string | undefined> {
     const rows: Array<{ attempt: string }> = await this.db.query(
       // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
       `WITH taken AS (
-         UPDATE idempotency_keys k SET claimed_at = now(), attempt = gen_random_uuid()
+         UPDATE idempotency_keys k SET claimed_at = now(), attempt = gen_random_uuid(), answer_context = $3::jsonb
           WHERE k.id = $1 AND k.status = 'in_progress' AND k.attempt IS NOT NULL
             AND k.claimed_at < now() - make_interval(secs => $2)
             AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)
           RETURNING k.attempt)
        SELECT attempt FROM taken`,
-      [keyId, claimedBeforeSeconds],
+      [keyId, claimedBeforeSeconds, JSON.stringify(context)],
     );
     return rows[0]?.attempt;
-  }
-
-  /**
-   * A retry is about to be answered again from the key's settled charge, without a new charge: marks
-   * the charge answered, so that no late give-back (CreditsRepository.refundLanded) refunds it after.
-   * The row lock orders this with a refund of the same charge: false when the charge was refunded
-   * first (the refund clears its key id), and then the retry must not be answered for free.
-   */
-  async answerAgain(keyId: string): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
-      `WITH marked AS (
-         UPDATE ledger_entries c SET answered_at = COALESCE(c.answered_at, now())
-          WHERE c.idempotency_key_id = $1 AND c.type = 'CHARGE' AND c.settled_at IS NOT NULL
-          RETURNING 1)
-       SELECT 1 FROM marked`,
-      [keyId],
-    );
-    return rows.length > 0;
   }
 
   /**
@@ -141,15 +130,67 @@ export class IdempotencyRepository {
 
   /**
    * Frees the key of a call that failed, if this attempt still holds it (a retry may have taken it
-   * over) and the ledger holds no charge for it (a refund still to come). The foreign key from the
-   * ledger makes a charge committed meanwhile fail this statement rather than lose its key.
+   * over) and the ledger holds no charge for it (a refund still to come). The row is locked first: a
+   * charge naming the key holds a share lock on it until it commits, so the DELETE, which takes its
+   * snapshot after the lock is granted, sees a charge committed meanwhile and keeps the key; a charge
+   * started after the lock fails on the foreign key once the key is gone. (The foreign key deletes
+   * nothing on its own since the ledger lets go of keys past their life: ON DELETE SET NULL.)
    */
   async release(key: KeyAttempt): Promise<void> {
-    await this.db.query(
-      `DELETE FROM idempotency_keys k
-        WHERE k.id = $1 AND k.attempt = $2 AND k.status = 'in_progress'
-          AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)`,
-      [key.id, key.attempt],
+    await this.db.transaction(async (em) => {
+      const held: unknown[] = await em.query(
+        `SELECT 1 FROM idempotency_keys WHERE id = $1 AND attempt = $2 AND status = 'in_progress' FOR UPDATE`,
+        [key.id, key.attempt],
+      );
+      if (held.length === 0) return;
+      await em.query(
+        `DELETE FROM idempotency_keys k
+          WHERE k.id = $1 AND k.attempt = $2 AND k.status = 'in_progress'
+            AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)`,
+        [key.id, key.attempt],
+      );
+    });
+  }
+
+  /**
+   * Retention: up to `limit` keys whose life ended more than `graceHours` ago, charged or not (a
+   * charge stops naming its key: ON DELETE SET NULL). Rows another instance is deleting are skipped.
+   */
+  async deleteExpired(graceHours: number, limit: number): Promise<number> {
+    const rows: Array<{ n: number }> = await this.db.query(
+      `WITH gone AS (
+         DELETE FROM idempotency_keys WHERE ctid IN (
+           SELECT ctid FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${KEY_LIFE_HOURS} + $1)
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [graceHours, limit],
     );
+    return rows[0].n;
+  }
+
+  /**
+   * Erasure of the keys used for one number: those carrying its keyed hash, and those whose stored
+   * answer lists it (a watchlist's creation: `digits`, the number without its `+`, matched like the
+   * watchlist's own creation answer). A key past its life is deleted. A key still alive keeps its row,
+   * so that its charge keeps naming it and a retry cannot be charged a second time, but loses
+   * everything derived from the number: its request hash becomes one no request has (a retry gets 409)
+   * and its stored answer goes.
+   */
+  async eraseForPhone(phoneHash: string, digits: string): Promise<{ deleted: number; scrubbed: number }> {
+    const holds = `(phone_hash = $1 OR (response_body IS NOT NULL AND regexp_replace(response_body, '[^0-9]', '', 'g') LIKE '%' || $3 || '%'))`;
+    const rows: Array<{ deleted: number; scrubbed: number }> = await this.db.query(
+      `WITH deleted AS (
+         DELETE FROM idempotency_keys WHERE ${holds} AND created_at < now() - interval '${KEY_LIFE_HOURS} hours' RETURNING 1),
+       scrubbed AS (
+         UPDATE idempotency_keys SET phone_hash = NULL, request_hash = $2, response_body = NULL
+          WHERE ${holds} AND created_at >= now() - interval '${KEY_LIFE_HOURS} hours' RETURNING 1)
+       SELECT (SELECT count(*)::int FROM deleted) AS deleted, (SELECT count(*)::int FROM scrubbed) AS scrubbed`,
+      [phoneHash, ERASED_REQUEST_HASH, digits],
+    );
+    return rows[0];
   }
 }
+
+/** The request hash of an erased key: no HMAC output is all zeros in practice, so every retry differs from it. */
+const ERASED_REQUEST_HASH = '0'.repeat(64);

@@ -1,9 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { keyedHash, requestHash as hashOf } from '../common/keyed-hash';
 import { AppError } from '../common/errors';
 import { validateIdempotencyKey } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
-import { KEY_IN_USE } from '../credits/credits.service';
+import { CreditsService, KeyAlreadyCharged } from '../credits/credits.service';
+
+export const KEY_IN_USE =
+  'A request with this Idempotency-Key is still running, or its charge is still being settled; retry when it has answered.';
 import { IdempotencyRepository, KeyAttempt, StoredIdempotentCall } from './idempotency.repository';
 
 /** An answer as the bytes of its JSON body; `replayed` when it is not the first answer for its key. */
@@ -15,14 +18,18 @@ export interface SerializedAnswer {
 export interface IdempotentWork {
   /** The paid call; its charge carries the key's id, which the ledger allows once. */
   charged: (idempotencyKeyId: string | undefined) => Promise<string>;
-  /** The answer again, without charging: the first attempt was charged and answered, its answer was not stored. */
-  free: () => Promise<string>;
+  /**
+   * Runs the call again without charging: the first attempt was charged and answered, its answer was not
+   * stored. `context`: what that attempt was charged for (`run`'s context; null for keys older than it).
+   */
+  rerunUncharged: (context: unknown) => Promise<string>;
   /**
    * For calls whose effect is tied to the key's id by the database rather than by a charge (a
    * watchlist's creation): the answer of the effect made under this id, if it was made. A key in
-   * use whose effect exists is answered with it (and it is stored), like a settled charge.
+   * use whose effect exists is answered with it (and it is stored), like a settled charge; null when
+   * the effect exists but its answer is no longer kept (erased): 409, and the key is never taken over.
    */
-  made?: (idempotencyKeyId: string) => Promise<string | undefined>;
+  made?: (idempotencyKeyId: string) => Promise<string | null | undefined>;
 }
 
 /**
@@ -38,7 +45,9 @@ export interface IdempotentWork {
  * took it longer than UNSETTLED_CHARGE_REFUND_AFTER_SECONDS ago (it died before charging): then a
  * retry takes it over. Each attempt holds its own token, and only the holder frees a key (an attempt
  * slower than the bound that fails after a take-over leaves the key to the retry); a key with a
- * charge cannot be deleted at all (a foreign key from the ledger). Nothing here shortens the key's 24 h.
+ * charge is never deleted during its life: `release` locks it first, retention deletes keys only past
+ * their life, and an erasure scrubs a live key instead of deleting it (docs/privacy.md). Nothing here
+ * shortens the key's 24 h.
  */
 @Injectable()
 export class IdempotencyService {
@@ -46,6 +55,7 @@ export class IdempotencyService {
 
   constructor(
     private readonly calls: IdempotencyRepository,
+    private readonly credits: CreditsService,
     private readonly config: AppConfig,
   ) {}
 
@@ -53,38 +63,57 @@ export class IdempotencyService {
     return validateIdempotencyKey(key);
   }
 
-  async run(accountId: string, key: string | undefined, request: unknown, work: IdempotentWork): Promise<SerializedAnswer> {
+  /**
+   * `context`: what the charged call is charged for (for /filter, its enabled checks), stored with the
+   * key: a retry answered again for free gets exactly that, not what the account has enabled since.
+   * `phone`: the one number the request is about (/filter), so that an erasure finds its keys.
+   */
+  async run(accountId: string, key: string | undefined, request: unknown, work: IdempotentWork, context: unknown = null, phone?: string): Promise<SerializedAnswer> {
     if (key === undefined) return { body: await work.charged(undefined), replayed: false };
-    const requestHash = createHash('sha256').update(JSON.stringify(request)).digest('hex');
+    const requestHash = hashOf(request, this.config.dataHashKey);
+    const phoneHash = phone === undefined ? null : keyedHash(this.config.dataHashKey, phone);
     const abandonedAfter = this.config.unsettledChargeRefundAfterSeconds;
     for (let attempt = 1; ; attempt++) {
-      const claimed = await this.calls.claim(accountId, key, requestHash);
+      const claimed = await this.calls.claim(accountId, key, requestHash.keyed, context, phoneHash);
       if (claimed !== undefined) return { body: await this.runCharged(claimed, work), replayed: false };
       const stored = await this.calls.find(accountId, key, abandonedAfter);
       // Gone between the two statements (its call failed and freed it): claim it again.
       if (stored === undefined && attempt < 3) continue;
       if (stored === undefined) throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
-      if (stored.requestHash !== requestHash) {
+      // A key claimed before the upgrade (docs/privacy.md) stored its body's unkeyed hash: still the same request.
+      if (!requestHash.matches(stored.requestHash)) {
         throw new AppError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different request body.');
       }
-      const outcome = await this.resume(stored, work);
+      const outcome = await this.resume(stored, work, context);
       if (outcome) return outcome;
       throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
     }
   }
 
+  /** Retention (docs/privacy.md): keys whose life ended more than the grace period ago, a batch at a time. */
+  deleteExpired(limit: number): Promise<number> {
+    return this.calls.deleteExpired(this.config.retention.idempotencyGraceHours, limit);
+  }
+
+  /** Erasure: the keys used for this number are deleted, or scrubbed while their life lasts (charged at most once still holds). */
+  async eraseNumber(e164: string): Promise<number> {
+    const { deleted, scrubbed } = await this.calls.eraseForPhone(keyedHash(this.config.dataHashKey, e164), e164.slice(1));
+    return deleted + scrubbed;
+  }
+
   /** What a retry gets for a key in use with its body; undefined for 409 (still running). */
-  private async resume(stored: StoredIdempotentCall, work: IdempotentWork): Promise<SerializedAnswer | undefined> {
+  private async resume(stored: StoredIdempotentCall, work: IdempotentWork, context: unknown): Promise<SerializedAnswer | undefined> {
     if (stored.status === 'completed' && stored.responseBody !== null) return { body: stored.responseBody, replayed: true };
     if (stored.charge === 'settled') {
       // Marked first: a give-back of that charge racing this retry either refunded it before (then no free answer) or never will.
-      if (!(await this.calls.answerAgain(stored.id))) return undefined;
-      return { body: await this.store(stored.id, await work.free()), replayed: true };
+      if (!(await this.credits.markKeyChargeAnswered(stored.id))) return undefined;
+      return { body: await this.store(stored.id, await work.rerunUncharged(stored.context)), replayed: true };
     }
     const made = work.made && (await work.made(stored.id));
+    if (made === null) return undefined;
     if (made !== undefined) return { body: await this.store(stored.id, made), replayed: true };
     if (stored.charge === 'none' && stored.claimedLongAgo) {
-      const attempt = await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds);
+      const attempt = await this.calls.takeOver(stored.id, this.config.unsettledChargeRefundAfterSeconds, context);
       if (attempt !== undefined) return { body: await this.runCharged({ id: stored.id, attempt }, work), replayed: false };
     }
     return undefined;
@@ -96,6 +125,8 @@ export class IdempotencyService {
       body = await work.charged(key.id);
     } catch (error) {
       await this.calls.release(key).catch(() => undefined);
+      // The ledger already holds this key's charge (a twin charged first): the key is in use.
+      if (error instanceof KeyAlreadyCharged) throw new AppError('IDEMPOTENCY_CONFLICT', KEY_IN_USE);
       throw error;
     }
     // The first answer is the one sent; should a retry have stored its own meanwhile, later replays get that one.
@@ -119,3 +150,4 @@ export class IdempotencyService {
     }
   }
 }
+

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger as PinoInstance } from 'pino';
+import { isFrameworkChatter } from './framework-chatter';
 import { createRootLogger } from './pino-options';
 import type { AppConfig } from '../config/app-config';
 
@@ -15,7 +16,7 @@ export class BootLogger implements LoggerService {
   }
 
   log(message: unknown, context?: string): void {
-    this.write('info', message, context);
+    this.write(isFrameworkChatter(context) ? 'debug' : 'info', message, context);
   }
 
   error(message: unknown, stackOrContext?: string, context?: string): void {

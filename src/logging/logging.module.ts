@@ -4,6 +4,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AppConfig } from '../config/app-config';
 import { LOGGING_MIDDLEWARE_PATH } from '../metrics/route-label';
 import { createRootLogger, requestLogging } from './pino-options';
+import { redactLiteralSecrets } from './redaction';
 
 /** The request-logging middleware of this app's logger (mounted by src/http-setup.ts, before the routes). */
 export class RequestLogging {
@@ -18,6 +19,7 @@ export class RequestLogging {
 @Module({})
 export class LoggingModule {
   static forRoot(config: AppConfig): DynamicModule {
+    redactLiteralSecrets([config.adminToken, config.opsEndpoints.metricsToken]);
     const root = createRootLogger(config.logLevel, config.logFormat);
     return {
       module: LoggingModule,

@@ -15,7 +15,8 @@ const REDACTED_PATHS = SECRET_HEADERS.flatMap((header) =>
 /**
  * The one pino configuration: JSON lines on stdout, ISO timestamps, level names, secret headers
  * censored, every phone number in a message or a string field masked (`+4477009****`), our secrets
- * (`whsec_…`, `pf_live_…`) redacted, and a failed query's bound values never logged.
+ * (`whsec_…`, `pf_live_…`, the admin and metrics tokens) redacted, and a failed query's bound values
+ * and PostgreSQL's row detail never logged.
  */
 export function pinoOptions(level: LogLevel): LoggerOptions {
   return {
@@ -29,7 +30,8 @@ export function pinoOptions(level: LogLevel): LoggerOptions {
     serializers: {
       err: (error: unknown) => {
         const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
-        return maskFields(withoutQueryValues(serialized));
+        // A driver error's data (detail, parameters) is dropped there: maskFields.
+        return maskFields(serialized);
       },
     },
     hooks: {
@@ -39,22 +41,6 @@ export function pinoOptions(level: LogLevel): LoggerOptions {
       },
     },
   };
-}
-
-/**
- * A TypeORM QueryFailedError carries the query's bound values (`parameters`, and again in its
- * `driverError`): webhook secrets, key hashes, phone numbers. The SQL text says what failed; the
- * values are dropped.
- */
-function withoutQueryValues(serialized: Record<string, unknown>): Record<string, unknown> {
-  // The serializer's object is fresh (and keeps `type` and `stack` on its prototype): edit it, do not spread it.
-  delete serialized.parameters;
-  const driverError = serialized.driverError;
-  if (driverError !== null && typeof driverError === 'object' && 'parameters' in driverError) {
-    const { parameters: _values, ...rest } = driverError as Record<string, unknown>;
-    serialized.driverError = rest;
-  }
-  return serialized;
 }
 
 export function createRootLogger(level: LogLevel, format: LogFormat = 'json'): PinoInstance {

@@ -1,4 +1,4 @@
-import { maskPhonesIn, maskFields } from './redaction';
+import { maskFields, maskPhonesIn, maskText, redactLiteralSecrets } from './redaction';
 
 describe('maskPhonesIn', () => {
   it.each([
@@ -34,5 +34,38 @@ describe('maskPhonesIn', () => {
     expect(maskFields({ err: { message: 'x +44 7400 123456', cause: { detail: '(+14155552671)' } } })).toEqual({
       err: { message: 'x +44740012****', cause: { detail: '(+1415555****)' } },
     });
+  });
+});
+
+describe('maskText: whole secrets of every format the service issues', () => {
+  afterEach(() => redactLiteralSecrets([]));
+
+  it.each([
+    // base64url webhook secrets contain '-' and '_': the whole secret goes, not only up to the first one.
+    ['whsec_Ab3-_xY9Zk1pN6tY0bRm4LxW9cJ2hF7d', 'whsec_Ab3-_xY9Zk1pN6tY0bRm4LxW9cJ2hF7d'],
+    ['whsec_-leadingDash_andUnderscores-_-zz', 'whsec_-leadingDash_andUnderscores-_-zz'],
+    ['pf_live_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE', 'pf_live_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE'],
+  ])('removes %s whole, wherever it sits', (secret) => {
+    for (const text of [`Failing row contains (7, t, f, ${secret}, null).`, `"${secret}"`, `x${secret}y`, `key=${secret}&a=1`]) {
+      const masked = maskText(text);
+      const body = secret.slice(secret.indexOf('_', secret.startsWith('pf_live_') ? 3 : 0) + 1);
+      for (const piece of body.split(/[-_]/).filter((p) => p.length >= 3)) expect(masked).not.toContain(piece);
+      expect(masked).toMatch(/(whsec|pf_live)_\[redacted\]/);
+    }
+  });
+
+  it('removes the deployment tokens (ADMIN_TOKEN) by value', () => {
+    redactLiteralSecrets(['admin-token-with-dashes_0123', undefined]);
+    expect(maskText('Bearer admin-token-with-dashes_0123 refused')).toBe('Bearer [redacted] refused');
+  });
+});
+
+describe('maskFields: a driver error is logged without the data it carries', () => {
+  it('drops PostgreSQL detail, where and parameters, on the error and its driverError, and keeps the code', () => {
+    const secret = 'whsec_Ab3-_xY9Zk1pN6tY0bRm4LxW9cJ2hF7d';
+    const driver = { severity: 'ERROR', code: '23502', message: 'null value in column "x"', detail: `Failing row contains (1, ${secret}).`, where: 'SQL function', table: 'account_settings' };
+    const logged = maskFields({ err: { type: 'QueryFailedError', code: '23502', detail: driver.detail, parameters: [secret], driverError: { ...driver, parameters: [secret] } } });
+    expect(JSON.stringify(logged)).not.toMatch(/Failing row|xY9Zk1|SQL function/);
+    expect(logged.err).toMatchObject({ code: '23502', driverError: { code: '23502', table: 'account_settings' } });
   });
 });

@@ -22,24 +22,57 @@ export function maskPhonesIn(text: string): string {
 }
 
 /**
- * Secrets of ours that a string could carry (a webhook secret or an API key in a query's parameters, an
- * error's message): the prefix stays so the line still says what it was, the rest is dropped.
+ * The secrets this service issues, whole: an API key (`pf_live_` + base62) and a webhook secret
+ * (`whsec_` + base64url, whose alphabet has `-` and `_`: stopping at either leaked the rest). The
+ * prefix stays so the line still says what it was; everything after it that could belong to the
+ * secret is dropped.
  */
-const SECRET_IN_TEXT = /\b(whsec|pf_live)_[0-9A-Za-z]+/g;
+const SECRET_IN_TEXT = /(whsec|pf_live)_[0-9A-Za-z_-]+/g;
+
+/**
+ * Secrets of the deployment (ADMIN_TOKEN, METRICS_TOKEN): chosen by people, with no prefix to find
+ * them by, so their exact values are removed wherever they appear. Set once at start-up.
+ */
+let literalSecrets: readonly string[] = [];
+
+export function redactLiteralSecrets(secrets: Array<string | undefined>): void {
+  // Longest first, so a token that contains another is removed whole.
+  literalSecrets = [...new Set(secrets.filter((secret): secret is string => typeof secret === 'string' && secret.length > 0))].sort(
+    (a, b) => b.length - a.length,
+  );
+}
 
 /** THE masker of every logged string: our secrets redacted, phone numbers masked (maskPhonesIn). */
 export function maskText(text: string): string {
-  return maskPhonesIn(text).replace(SECRET_IN_TEXT, '$1_[redacted]');
+  let masked = maskPhonesIn(text).replace(SECRET_IN_TEXT, '$1_[redacted]');
+  for (const secret of literalSecrets) if (masked.includes(secret)) masked = masked.split(secret).join('[redacted]');
+  return masked;
+}
+
+/**
+ * What a database driver error carries of the data itself: PostgreSQL's `detail` ("Failing row
+ * contains (…)" with every column of the row, secrets included; "Key (…)=(…)"), `where`, the query's
+ * bound `parameters`. Never logged: the code, constraint, table and column say what failed.
+ */
+const DRIVER_DATA_FIELDS = ['detail', 'where', 'parameters', 'internalQuery'];
+
+/** A pg DatabaseError (it has `severity`) or TypeORM's QueryFailedError around one (`driverError`), as logged. */
+function isDriverError(fields: Record<string, unknown>): boolean {
+  return 'severity' in fields || 'driverError' in fields;
 }
 
 /**
  * maskText on the string fields of a log object, of the objects in it (an error's cause, a driver
  * error) and of the arrays in them (a query's parameters, should one slip through).
  */
-export function maskFields<T extends Record<string, unknown>>(fields: T, depth = 3): T {
+export function maskFields<T extends Record<string, unknown>>(fields: T, depth = 3, driverError = isDriverError(fields)): T {
   let masked: Record<string, unknown> | undefined;
+  if (driverError) {
+    for (const key of DRIVER_DATA_FIELDS) if (key in fields) delete (masked ??= copyOf(fields))[key];
+  }
   for (const [key, value] of Object.entries(fields)) {
-    const clean = maskValue(value, depth);
+    if (masked && !(key in masked)) continue;
+    const clean = key === 'driverError' && isRecord(value) && depth > 0 ? maskFields(value, depth - 1, true) : maskValue(value, depth);
     if (clean !== value) (masked ??= copyOf(fields))[key] = clean;
   }
   return (masked ?? fields) as T;
@@ -48,6 +81,10 @@ export function maskFields<T extends Record<string, unknown>>(fields: T, depth =
 /** A copy with the same prototype and property descriptors: pino's serialized errors keep `type` where a spread loses it. */
 function copyOf(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.create(Object.getPrototypeOf(fields), Object.getOwnPropertyDescriptors(fields)) as Record<string, unknown>;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function maskValue(value: unknown, depth: number): unknown {

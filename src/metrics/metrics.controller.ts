@@ -10,7 +10,11 @@ export class MetricsController {
 
   @Get()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Prometheus metrics (text exposition format). No authentication: keep it on an internal network.' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description:
+      'Prometheus metrics (text exposition format). With OPS_ENDPOINTS=private (the production default) it needs `Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>`.',
+  })
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus text format 0.0.4', schema: { type: 'string', example: 'http_requests_total{route="/api/v1/filter",method="POST",status="200"} 42' } })
   async scrape(@Res() res: Response): Promise<void> {

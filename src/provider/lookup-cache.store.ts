@@ -1,6 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { RedisBudget } from '../common/redis-budget';
 
 /**
  * Where LookupService keeps answers between calls. Implementations never throw from get/set: a store
@@ -11,6 +12,11 @@ export abstract class LookupCacheStore {
   abstract get<T extends object>(key: string): Promise<T | undefined>;
   /** `ttlSeconds` 0 means "do not cache". */
   abstract set(key: string, value: object, ttlSeconds: number): Promise<void>;
+  /**
+   * Forgets the entries (an erasure, docs/privacy.md): how many were held. Throws when the store cannot
+   * be reached. `broadcast`: other instances' in-process tiers drop them too (only for keys that hold no number).
+   */
+  abstract delete(keys: string[], broadcast?: boolean): Promise<number>;
   /** For /health/ready: whether the store answers right now. */
   abstract ping(): Promise<boolean>;
   /** Operations that failed and were degraded to a miss or a dropped write. */
@@ -37,6 +43,10 @@ export class MemoryLookupCacheStore extends LookupCacheStore {
     this.entries.set(key, Object.freeze(value), { ttl: ttlSeconds * 1000 });
   }
 
+  async delete(keys: string[]): Promise<number> {
+    return keys.filter((key) => this.entries.delete(key)).length;
+  }
+
   async ping(): Promise<boolean> {
     return true;
   }
@@ -53,13 +63,16 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   private lastWarningAt = 0;
   private readonly logger = new Logger('LookupCache');
   readonly client: Redis;
+  /** One API request's Redis allowance, shared with the plan limit (RedisBudget): past it, misses and dropped writes. */
+  private readonly budget: RedisBudget | undefined;
 
   constructor(
     url: string,
     private readonly keyPrefix: string,
-    options: { commandTimeoutMs?: number } = {},
+    options: { commandTimeoutMs?: number; budget?: RedisBudget } = {},
   ) {
     super();
+    this.budget = options.budget;
     this.client = new Redis(url, {
       lazyConnect: true,
       // Fail fast instead of queueing while disconnected: the caller falls back to the provider.
@@ -72,6 +85,12 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
       enableAutoPipelining: true,
     });
     this.client.on('error', (error: Error) => this.warn(`Redis error: ${error.message}`));
+    this.budget?.watch(this.client);
+  }
+
+  /** `operation` within the request's allowance; `instead` once it is spent. */
+  private withinBudget<T>(operation: () => Promise<T>, instead: T): Promise<T> {
+    return this.budget ? this.budget.spend(operation, () => instead) : operation();
   }
 
   get errors(): number {
@@ -99,7 +118,7 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   async get<T extends object>(key: string): Promise<T | undefined> {
     if (!this.connected('get')) return undefined;
     try {
-      const text = await this.client.get(this.keyPrefix + key);
+      const text = await this.withinBudget(() => this.client.get(this.keyPrefix + key), null);
       return text === null ? undefined : (JSON.parse(text) as T);
     } catch (error) {
       this.failed('get', error);
@@ -115,7 +134,10 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
     if (!this.connected('get')) return undefined;
     const sentAt = performance.now();
     try {
-      const replies = await this.client.pipeline().get(this.keyPrefix + key).pttl(this.keyPrefix + key).exec();
+      const replies = await this.withinBudget(() => this.client.pipeline().get(this.keyPrefix + key).pttl(this.keyPrefix + key).exec(), [
+        [null, null],
+        [null, -2],
+      ]);
       const [[getError, text], [ttlError, ttlMs]] = replies as [[Error | null, string | null], [Error | null, number]];
       if (getError ?? ttlError) throw getError ?? ttlError;
       if (text === null) return undefined;
@@ -135,12 +157,30 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   async write(key: string, value: object, ttlSeconds: number): Promise<boolean> {
     if (ttlSeconds <= 0 || !this.connected('set')) return false;
     try {
-      await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds);
-      return true;
+      return await this.withinBudget(async () => (await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds)) === 'OK', false);
     } catch (error) {
       this.failed('set', error);
       return false;
     }
+  }
+
+  /** Unlike reads and writes, an erasure must not be degraded to nothing: a failure is thrown. */
+  async delete(keys: string[]): Promise<number> {
+    if (keys.length === 0) return 0;
+    return this.client.del(...keys.map((key) => this.keyPrefix + key));
+  }
+
+  /**
+   * Tells every instance's in-process tier to drop these keys (TieredLookupCacheStore listens): the
+   * instances holding a copy forget it at once instead of at its TTL. Keyed hashes only, never a number.
+   */
+  async broadcastForget(keys: string[]): Promise<void> {
+    await this.client.publish(this.forgetChannel, JSON.stringify(keys));
+  }
+
+  /** The channel of broadcastForget, under the key prefix so deployments sharing a Redis stay apart. */
+  get forgetChannel(): string {
+    return `${this.keyPrefix}forget`;
   }
 
   async ping(): Promise<boolean> {

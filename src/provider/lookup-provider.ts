@@ -1,38 +1,62 @@
-import type { Registry } from 'prom-client';
-import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from './lookup.types';
+import type { CheckAdapter, CheckAnswer, FieldValue } from '../checks/check-definition';
+import type { UpstreamTally } from './upstream-tally';
 
 export const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'isolated'] as const;
 export type CircuitBreakerState = (typeof CIRCUIT_STATES)[number];
 
 /**
- * Who asks: live calls (/filter) or batch work (bulk jobs, watchlist rounds). Each lane has its own circuit breaker and its own
- * connections to the upstream, so a bad bulk job can neither open the breaker in front of /filter
- * nor take its sockets (bulk also has its own concurrency budget, BULK_CONCURRENCY).
+ * Who asks: live calls (/filter) or batch work (bulk jobs and watchlist rounds). Each lane has its own
+ * circuit breaker and its own connections to each upstream, so a bad bulk job or watchlist round can
+ * neither open the breaker in front of /filter nor take its sockets (bulk and watchlists also have
+ * their own concurrency budgets, BULK_CONCURRENCY and WATCHLIST_CONCURRENCY).
  */
-export const LANES = ['interactive', 'bulk'] as const;
+export const LANES = ['interactive', 'batch'] as const;
 export type Lane = (typeof LANES)[number];
 
 /**
- * The port every lookup adapter implements (sandbox, hlr-lookups). Each method answers one check
- * for one E.164 number that is valid for its numbering plan, or throws ProviderUnavailableError
- * (network down, timeout, upstream error, circuit open). Adapters do no caching: LookupService does.
+ * One upstream behind the port, as operations see it: the provider id that labels its metrics and its
+ * entry on /health/ready, whether its answers are simulated, a reachability probe, the state of its
+ * breakers and its running totals. The port has one of these per upstream it can ask.
  */
-export abstract class LookupProvider {
-  /** 'sandbox' | 'hlr-lookups' */
-  abstract readonly name: string;
+export interface Upstream {
+  /** The provider id, e.g. 'hlr-lookups' or 'sandbox'. */
+  readonly provider: string;
   /** True when answers are simulated (sandbox): said at start-up and on /health/ready. */
-  abstract readonly simulated: boolean;
-  abstract networkStatus(e164: string, lane?: Lane): Promise<NetworkStatusAnswer>;
-  abstract numberType(e164: string, lane?: Lane): Promise<NumberTypeAnswer>;
-  abstract portability(e164: string, lane?: Lane): Promise<PortabilityAnswer>;
-  /** A cheap reachability probe for /health/ready. */
-  abstract ping(): Promise<void>;
-  /** The state of a lane's circuit breaker (interactive by default); undefined when the adapter has none (sandbox). */
-  circuitState(_lane: Lane = 'interactive'): CircuitBreakerState | undefined {
-    return undefined;
+  readonly simulated: boolean;
+  /** A cheap reachability probe for /health/ready; throws ProviderUnavailableError. */
+  ping(): Promise<void>;
+  /** The state of a lane's circuit breaker; undefined when there is none (sandbox). */
+  circuitState(lane: Lane): CircuitBreakerState | undefined;
+  /** What the upstream says it charged and its failures, for /metrics; undefined when not counted. */
+  readonly tally?: UpstreamTally;
+}
+
+/**
+ * The port every lookup adapter implements (sandbox, hlr-lookups, twilio-lookup, and the failover
+ * router in front of several). `answer` answers one check (by its name, src/checks/) for one E.164
+ * number that is valid for its numbering plan with the check's full record, or throws
+ * ProviderUnavailableError (network down, timeout, upstream error, circuit open, a check this upstream
+ * does not answer). A check no upstream knows is a programming error (Error): checks registered beside
+ * the built-in ones bring their own adapter. Adapters do no caching: LookupService does.
+ */
+export abstract class LookupProvider implements CheckAdapter {
+  abstract answer(check: string, e164: string, lane?: Lane): Promise<CheckAnswer>;
+  /** Every upstream this port may ask, in its order of preference. */
+  abstract upstreams(): readonly Upstream[];
+  /** Checks moved on from each provider id to the next (failover); none for a single upstream. */
+  failovers(): ReadonlyMap<string, number> {
+    return new Map();
   }
-  /** Puts the adapter's own scrape-time instruments (e.g. the upstream's cost) on the app's registry; none by default. */
-  registerMetrics(_registers: Registry[]): void {}
+}
+
+/** A check's full record as `provider` answered it now. */
+export function answeredNow(check: string, provider: string, fields: Readonly<Record<string, FieldValue>>): CheckAnswer {
+  return { check, fields, provider, observedAt: new Date().toISOString() };
+}
+
+/** What an adapter throws for a check it does not answer (a registration without its adapter). */
+export function unknownCheck(provider: string, check: string): Error {
+  return new Error(`The ${provider} adapter does not answer the check "${check}": register the check with its adapter.`);
 }
 
 /** Any failure to get an answer from the upstream. Turned into 503 PROVIDER_UNAVAILABLE (and a refund). */

@@ -1,51 +1,55 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppError } from '../common/errors';
-import { CHECK_NAMES, CheckName, EnabledChecks } from '../checks/checks';
 import { AppConfig } from '../config/app-config';
+import type { CheckAdapter, CheckAnswer } from '../checks/check-definition';
+import { CheckRegistry, NumberReport } from '../checks/check-registry';
+import type { EnabledChecks } from '../checks/checks';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './lookup-cache.store';
 import { Lane, LookupProvider, ProviderUnavailableError } from './lookup-provider';
-import { composeResult } from './answer';
-import { FilterResultDto } from './dto/filter-result.dto';
-import { LookupAnswers } from './lookup.types';
 import { describeNumber } from './numbering-plan';
 import { SingleFlight } from './single-flight';
+import { keyedHash } from '../common/keyed-hash';
 import { maskPhone } from '../common/phone';
 
 type FailureReason = ProviderUnavailableError['reason'];
 export type LookupOutcome = 'ok' | FailureReason;
 
-/** Plain counters, cheap to read, for /metrics later. */
+/** Plain counters, cheap to read, that ProviderMetrics reports to /metrics at scrape time. */
 export interface LookupCounters {
   cache: { hits: number; misses: number; storeErrors: number; store: 'memory' | 'redis' };
   /** Provider calls (cache misses that reached the adapter), by check and outcome. */
-  lookups: Record<CheckName, Record<LookupOutcome, number>>;
+  lookups: Record<string, Record<LookupOutcome, number>>;
   /** Callers that joined an identical lookup already in flight instead of starting their own. */
   singleFlightShared: number;
 }
 
-/** Which LookupAnswers field and which port method each check uses. */
-const CHECKS = {
-  network_status: { field: 'networkStatus', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.networkStatus(e164, lane) },
-  line_type: { field: 'numberType', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.numberType(e164, lane) },
-  portability: { field: 'portability', ask: (provider: LookupProvider, e164: string, lane: Lane) => provider.portability(e164, lane) },
-} as const satisfies Record<CheckName, { field: keyof LookupAnswers; ask: (provider: LookupProvider, e164: string, lane: Lane) => Promise<object> }>;
-
-
 const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
 
-/** Bump when the shape of a cached answer changes, so old entries are ignored rather than misread. */
-const CACHE_KEY_VERSION = 'v2';
+/**
+ * Bump when the shape of a cached answer or of its key changes, so old entries are ignored rather than
+ * misread. v4: a check's full record (fields, provider, time) under a keyed hash of the number
+ * (docs/privacy.md); v3 keys were keyed hashes holding the older per-check answers; v2 keys held the
+ * number in clear.
+ */
+const CACHE_KEY_VERSION = 'v4';
+/** Earlier keyed-hash keys (older answer shape): never read, only erasure still looks for them (they expire at their TTL). */
+const PREVIOUS_KEYED_CACHE_KEY_VERSION = 'v3';
+/** The version before keys were hashed: only erasure still looks for it (its entries expire at their TTL). */
+const PLAIN_CACHE_KEY_VERSION = 'v2';
 
 /** A cached answer and when it was looked up (epoch ms), so that a caller can ask for a fresher one. */
 interface CachedAnswer {
-  answer: object;
+  answer: CheckAnswer;
   storedAt: number;
 }
 
+/** Full records of some checks of one number, by check name. */
+export type CheckAnswers = Readonly<Record<string, CheckAnswer>>;
+
 /** How a lookup is asked: the checks already known (from the cache), the lane (see Lane), the age bound. */
 export interface LookupOptions {
-  known?: LookupAnswers;
+  known?: CheckAnswers;
   lane?: Lane;
   /**
    * A cached answer older than this is not used: the number is looked up again and the cache
@@ -56,90 +60,115 @@ export interface LookupOptions {
 }
 
 /**
- * Answers the enabled checks for one number: each check from the cache when fresh, otherwise from the
- * provider (one upstream call per number and check at a time, however many callers ask), then cached
- * with its own TTL. Failures are never cached. Callers pass numbers valid for their numbering plan.
+ * Looks numbers up, without billing. One verb per meaning: `lookUp` gives a number's report (the
+ * numbering plan, then each enabled check from the cache when fresh, else from its adapter);
+ * `lookUpCached` gives it only when the cache alone can; a check is *answered* (cache, else one
+ * upstream call per number and check at a time, however many callers ask, then cached with the
+ * check's own TTL) and its adapter *asked*. Failures are never cached. Reports are full records:
+ * callers project them (CheckRegistry.toPhoneAnswer for /filter).
  */
 @Injectable()
 export class LookupService {
   private readonly logger = new Logger(LookupService.name);
   private readonly flights = new SingleFlight();
-  private readonly ttlSeconds: Record<CheckName, number>;
+  private readonly hashKey: Buffer;
   private hits = 0;
   private misses = 0;
   private shared = 0;
-  private readonly outcomes = Object.fromEntries(
-    CHECK_NAMES.map((check) => [check, Object.fromEntries(OUTCOMES.map((outcome) => [outcome, 0]))]),
-  ) as Record<CheckName, Record<LookupOutcome, number>>;
+  private readonly outcomes: Record<string, Record<LookupOutcome, number>>;
 
   constructor(
     private readonly provider: LookupProvider,
     private readonly store: LookupCacheStore,
+    private readonly registry: CheckRegistry,
     config: AppConfig,
     @Optional() private readonly metrics?: Metrics,
   ) {
-    this.ttlSeconds = config.cache.ttlSeconds;
+    this.outcomes = Object.fromEntries(
+      registry.names().map((check) => [check, Object.fromEntries(OUTCOMES.map((outcome) => [outcome, 0])) as Record<LookupOutcome, number>]),
+    );
+    this.hashKey = config.dataHashKey;
   }
 
   /**
-   * The six fields for one number, without billing: the numbering plan (free), then the enabled
-   * checks for a number valid for its plan (those `known` are not asked again). Throws AppError
-   * PROVIDER_UNAVAILABLE like `lookup`.
+   * Erasure (docs/privacy.md): every cached record of the number, for every registered check, in every
+   * tier and on every instance, including entries earlier versions wrote. The entries that were held.
    */
-  async check(e164: string, checks: EnabledChecks, options: LookupOptions = {}): Promise<FilterResultDto> {
-    const description = describeNumber(e164);
-    const answers = description.validForPlan ? await this.lookup(e164, checks, options) : {};
-    return composeResult(description, checks, answers);
+  async forget(e164: string): Promise<number> {
+    const checks = this.registry.names();
+    const hash = keyedHash(this.hashKey, e164);
+    const hashed = await this.store.delete(
+      checks.flatMap((check) => [cacheKey(check, hash), `${PREVIOUS_KEYED_CACHE_KEY_VERSION}:${check}:${hash}`]),
+    );
+    // Only Redis can hold these (no instance of this version keeps them in process): never broadcast a number.
+    const plain = await this.store.delete(
+      checks.map((check) => `${PLAIN_CACHE_KEY_VERSION}:${check}:${e164}`),
+      false,
+    );
+    return hashed + plain;
+  }
+
+  /** The number itself never reaches the store: a SCAN of Redis lists hashes, not numbers (one hash a call, see cacheKey). */
+  private numberHash(e164: string): string {
+    return keyedHash(this.hashKey, e164);
   }
 
   /**
-   * The six fields when they are known without asking the upstream — a number invalid for its plan,
-   * or every enabled check in the cache — so that a call can be charged settled, final at once.
-   * Otherwise `result` is undefined and `known` holds the checks the cache had, for `check`.
+   * The report of one number: the numbering plan (free), then the enabled checks for a number valid for
+   * its plan (those `known` are not asked again). Throws AppError PROVIDER_UNAVAILABLE when any enabled
+   * check could not be answered (answers that did arrive are still cached for the next call).
    */
-  async checkFromCache(e164: string, checks: EnabledChecks, { maxAgeSeconds }: Pick<LookupOptions, 'maxAgeSeconds'> = {}): Promise<{ result?: FilterResultDto; known: LookupAnswers }> {
-    const description = describeNumber(e164);
-    if (!description.validForPlan) return { result: composeResult(description, checks, {}), known: {} };
-    const { answers, complete } = await this.cached(e164, checks, maxAgeSeconds);
-    return { result: complete ? composeResult(description, checks, answers) : undefined, known: answers };
+  async lookUp(e164: string, checks: EnabledChecks, options: LookupOptions = {}): Promise<NumberReport> {
+    const { region, validForPlan } = describeNumber(e164);
+    const answers = validForPlan ? await this.answerChecks(e164, checks, options) : {};
+    return { region, validForPlan, checks, answers };
   }
 
   /**
-   * What the cache holds for the enabled checks within the age bound, without asking the provider:
-   * `complete` when every enabled check is there.
+   * The report when it is known without asking any adapter — a number invalid for its plan, or every
+   * enabled check in the cache within the age bound — so that a call can be charged settled, final at
+   * once. Otherwise `report` is undefined and `known` holds the checks the cache had, for `lookUp`.
    */
-  private async cached(e164: string, checks: EnabledChecks, maxAgeSeconds: number | undefined): Promise<{ answers: LookupAnswers; complete: boolean }> {
-    const enabled = CHECK_NAMES.filter((check) => checks[check]);
+  async lookUpCached(e164: string, checks: EnabledChecks, { maxAgeSeconds }: Pick<LookupOptions, 'maxAgeSeconds'> = {}): Promise<{ report?: NumberReport; known: CheckAnswers }> {
+    const { region, validForPlan } = describeNumber(e164);
+    if (!validForPlan) return { report: { region, validForPlan, checks, answers: {} }, known: {} };
+    const enabled = this.registry.enabled(checks).map((check) => check.name);
+    if (maxAgeSeconds === 0 && enabled.length > 0) return { known: {} }; // no-cache: nothing to read
+    const hash = this.numberHash(e164);
     const found = await Promise.all(
       enabled.map(async (check) => {
-        if (maxAgeSeconds === 0) return undefined;
-        const cached = await this.store.get<CachedAnswer>(cacheKey(check, e164));
+        const cached = await this.store.get<CachedAnswer>(cacheKey(check, hash));
         return cached !== undefined && youngEnough(cached, maxAgeSeconds) ? cached.answer : undefined;
       }),
     );
-    const answers: LookupAnswers = {};
+    const known: Record<string, CheckAnswer> = {};
     found.forEach((answer, index) => {
-      if (answer !== undefined) Object.assign(answers, { [CHECKS[enabled[index]].field]: answer });
+      if (answer !== undefined) known[enabled[index]] = answer;
     });
-    const hits = found.filter((answer) => answer !== undefined).length;
+    const hits = Object.keys(known).length;
     this.hits += hits;
-    return { answers, complete: hits === enabled.length };
+    return { report: hits === enabled.length ? { region, validForPlan, checks, answers: known } : undefined, known };
   }
 
-  /**
-   * The answers of the enabled checks, run in parallel (those in `known` are not asked again). Throws
-   * AppError PROVIDER_UNAVAILABLE when any enabled check could not be answered (answers that did
-   * arrive are still cached for the next call).
-   */
-  async lookup(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive', maxAgeSeconds }: LookupOptions = {}): Promise<LookupAnswers> {
-    const enabled = CHECK_NAMES.filter((check) => checks[check] && known[CHECKS[check].field] === undefined);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, lane, maxAgeSeconds)));
-    const answers: LookupAnswers = { ...known };
+  get counters(): LookupCounters {
+    return {
+      cache: { hits: this.hits, misses: this.misses, storeErrors: this.store.errors, store: this.store.kind },
+      lookups: structuredClone(this.outcomes),
+      singleFlightShared: this.shared,
+    };
+  }
+
+  /** The enabled checks' records, answered in parallel (those in `known` are not answered again). */
+  private async answerChecks(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive', maxAgeSeconds }: LookupOptions): Promise<CheckAnswers> {
+    const enabled = this.registry.enabled(checks).map((check) => check.name).filter((check) => known[check] === undefined);
+    const hash = this.numberHash(e164);
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, hash, lane, maxAgeSeconds)));
+    const answers: Record<string, CheckAnswer> = { ...known };
     const failures: string[] = [];
     settled.forEach((result, index) => {
       const check = enabled[index];
       if (result.status === 'fulfilled') {
-        Object.assign(answers, { [CHECKS[check].field]: result.value });
+        answers[check] = result.value;
       } else if (result.reason instanceof ProviderUnavailableError) {
         failures.push(`${check}: ${result.reason.reason} (${result.reason.message})`);
       } else {
@@ -155,21 +184,13 @@ export class LookupService {
     return answers;
   }
 
-  get counters(): LookupCounters {
-    return {
-      cache: { hits: this.hits, misses: this.misses, storeErrors: this.store.errors, store: this.store.kind },
-      lookups: structuredClone(this.outcomes),
-      singleFlightShared: this.shared,
-    };
-  }
-
   /**
-   * One check's answer. One flight per lane: a bulk lookup's failure (its own breaker) is never handed
-   * to a live call. Callers with a bound on the age join only flights with the same bound (a live
-   * caller never gets an answer read from the cache by another caller's flight).
+   * One check's record, from the cache or its adapter. One flight per lane: a batch lookup's failure
+   * (its own breaker) is never handed to a live call. Callers with a bound on the age join only flights
+   * with the same bound (a live caller never gets an answer read from the cache by another caller's flight).
    */
-  private answer(check: CheckName, e164: string, lane: Lane, maxAgeSeconds: number | undefined): Promise<object> {
-    const key = cacheKey(check, e164);
+  private answer(check: string, e164: string, hash: string, lane: Lane, maxAgeSeconds: number | undefined): Promise<CheckAnswer> {
+    const key = cacheKey(check, hash);
     const flightKey = maxAgeSeconds === undefined ? `${lane}:${key}` : `${lane}:${key}:max-age=${maxAgeSeconds}`;
     const flight = this.flights.run(flightKey, async () => {
       const cached = maxAgeSeconds === 0 ? undefined : await this.store.get<CachedAnswer>(key);
@@ -179,17 +200,19 @@ export class LookupService {
       }
       this.misses += 1;
       const fresh = await this.ask(check, e164, lane);
-      await this.store.set(key, { answer: fresh, storedAt: Date.now() } satisfies CachedAnswer, this.ttlSeconds[check]);
+      await this.store.set(key, { answer: fresh, storedAt: Date.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check));
       return fresh;
     });
     if (flight.shared) this.shared += 1;
     return flight.promise;
   }
 
-  private async ask(check: CheckName, e164: string, lane: Lane): Promise<object> {
+  /** The adapter's answer: the one registered with the check, else the configured provider's. */
+  private async ask(check: string, e164: string, lane: Lane): Promise<CheckAnswer> {
+    const adapter: CheckAdapter = this.registry.adapterOf(check) ?? this.provider;
     const timed = this.metrics?.startUpstreamTimer(check);
     try {
-      const answer = await CHECKS[check].ask(this.provider, e164, lane);
+      const answer = await adapter.answer(check, e164, lane);
       this.outcomes[check].ok += 1;
       timed?.('ok');
       return answer;
@@ -201,11 +224,12 @@ export class LookupService {
   }
 }
 
-function cacheKey(check: CheckName, e164: string): string {
-  return `${CACHE_KEY_VERSION}:${check}:${e164}`;
-}
-
 /** Whether a cached answer may serve a caller with this age bound (undefined: any within its TTL). */
 function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined): boolean {
   return maxAgeSeconds === undefined || Date.now() - cached.storedAt <= maxAgeSeconds * 1000;
+}
+
+/** A check's cache key: its version, the check and the keyed hash of the number (never the number). */
+function cacheKey(check: string, numberHash: string): string {
+  return `${CACHE_KEY_VERSION}:${check}:${numberHash}`;
 }

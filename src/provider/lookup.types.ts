@@ -1,21 +1,12 @@
-export type ConnectionStatus = 'CONNECTED' | 'ABSENT' | 'UNDETERMINED';
+import type { ConnectionStatus, LineType } from '../checks/phone-answer.dto';
 
-/** libphonenumber's number types, the contract's line_type values. */
-export const LINE_TYPES = [
-  'MOBILE',
-  'FIXED_LINE',
-  'FIXED_LINE_OR_MOBILE',
-  'TOLL_FREE',
-  'PREMIUM_RATE',
-  'SHARED_COST',
-  'VOIP',
-  'PERSONAL_NUMBER',
-  'PAGER',
-  'UAN',
-  'VOICEMAIL',
-  'UNKNOWN',
-] as const;
-export type LineType = (typeof LINE_TYPES)[number];
+export { LINE_TYPES } from '../checks/phone-answer.dto';
+export type { ConnectionStatus, LineType } from '../checks/phone-answer.dto';
+
+/*
+ * The adapters' protocol-level answers of the built-in checks (their per-endpoint methods). The port
+ * itself answers one check at a time with a full record (CheckAnswer, src/checks/).
+ */
 
 /** Network Connection Status check. `carrier`: the operator serving the number now, when known. */
 export interface NetworkStatusAnswer {
@@ -32,11 +23,4 @@ export interface NumberTypeAnswer {
 export interface PortabilityAnswer {
   isPorted: boolean;
   carrier: string | null;
-}
-
-/** What the enabled checks answered; a field is present only when its check ran. */
-export interface LookupAnswers {
-  networkStatus?: NetworkStatusAnswer;
-  numberType?: NumberTypeAnswer;
-  portability?: PortabilityAnswer;
 }

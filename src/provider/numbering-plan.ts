@@ -25,7 +25,7 @@ function parse(e164: string): PhoneNumber | undefined {
   }
 }
 
-/** libphonenumber-js's type names are the contract's line_type values; anything else is UNKNOWN. */
+/** libphonenumber-js's type names are the values of the answer's line type (LINE_TYPES); anything else is UNKNOWN. */
 export function toLineType(libphonenumberType: string | undefined): LineType {
   return libphonenumberType && KNOWN_LINE_TYPES.has(libphonenumberType) ? (libphonenumberType as LineType) : 'UNKNOWN';
 }
@@ -57,7 +57,7 @@ function parseDescription(e164: string): NumberDescription {
 /**
  * The operator the number's range was originally allocated to (Google's carrier data, English names),
  * or null when the number is not valid or the data has no entry (most fixed lines, US/CA numbers).
- * It does not know about portability: the current operator may differ.
+ * It does not know whether the number was ported: the current operator may differ.
  */
 export function originalCarrier(e164: string): Promise<string | null> {
   let answer = carrierMemo.get(e164);

@@ -6,7 +6,7 @@ import { LookupService } from './lookup.service';
 
 /**
  * The provider's metrics, read when Prometheus scrapes from state that already exists (LookupService's
- * plain counters, the port's circuit state): nothing on the request path. Pushed to the app's Metrics
+ * plain counters, each upstream's circuit state and tally): nothing on the request path. Pushed to the app's Metrics
  * registry when there is one (a ProviderModule alone, in tests, has none).
  */
 @Injectable()
@@ -53,20 +53,55 @@ export class ProviderMetrics implements OnModuleInit {
         this.inc(lookups.counters.cache.misses);
       },
     });
-    if (provider.circuitState() !== undefined) {
-      new Gauge({
-        name: 'phone_filter_upstream_circuit_state',
-        help: 'Circuit breakers in front of the hlr-lookups upstream, one per lane (interactive, bulk): 1 for the current state, 0 for the others.',
-        labelNames: ['lane', 'state'] as const,
-        registers,
-        collect() {
+    const upstreams = provider.upstreams();
+    new Gauge({
+      name: 'phone_filter_upstream_circuit_state',
+      help: 'Circuit breakers in front of each upstream, one per provider and lane (interactive, batch): 1 for the current state, 0 for the others.',
+      labelNames: ['provider', 'lane', 'state'] as const,
+      registers,
+      collect() {
+        for (const upstream of upstreams) {
           for (const lane of LANES) {
-            const current = provider.circuitState(lane);
-            for (const state of CIRCUIT_STATES) this.set({ lane, state }, state === current ? 1 : 0);
+            const current = upstream.circuitState(lane);
+            if (current === undefined) continue;
+            for (const state of CIRCUIT_STATES) this.set({ provider: upstream.provider, lane, state }, state === current ? 1 : 0);
           }
-        },
-      });
-    }
-    provider.registerMetrics(registers);
+        }
+      },
+    });
+    new Counter({
+      name: 'phone_filter_upstream_failovers_total',
+      help: 'Checks moved on from a provider to the next one (LOOKUP_PROVIDERS): it failed refundably, or its breaker was open.',
+      labelNames: ['provider'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [from, count] of provider.failovers()) this.inc({ provider: from }, count);
+      },
+    });
+    new Counter({
+      name: 'phone_filter_upstream_cost_total',
+      help: 'What each upstream says it charged (its own cost field, in its account currency), by provider and endpoint path.',
+      labelNames: ['provider', 'endpoint'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const { provider, tally } of upstreams) {
+          for (const [endpoint, cost] of tally?.costByPath() ?? []) this.inc({ provider, endpoint }, cost);
+        }
+      },
+    });
+    new Counter({
+      name: 'phone_filter_upstream_errors_total',
+      help: 'Upstream failures by provider, endpoint path and kind (http_<status>, rate_limited, invalid_answer, oversized, number_failed, processing_rejected, processing_failed, query_failed, error_code, unknown_number_type, timeout, network, circuit_open, ...).',
+      labelNames: ['provider', 'endpoint', 'kind'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const { provider, tally } of upstreams) {
+          for (const { path, kind, count } of tally?.failureCounts() ?? []) this.inc({ provider, endpoint: path, kind }, count);
+        }
+      },
+    });
   }
 }

@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
+import { RedisBudget } from '../common/redis-budget';
 import { AppConfig } from '../config/app-config';
+import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 import { HlrLookupsAdapter } from './adapters/hlr-lookups.adapter';
+import { TwilioLookupAdapter } from './adapters/twilio-lookup.adapter';
+import type { ProviderEntry } from '../config/lookup-providers';
+import { FailoverProvider } from './failover-provider';
 import { SandboxAdapter } from './adapters/sandbox.adapter';
 import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
 import { LookupProvider } from './lookup-provider';
@@ -8,43 +13,68 @@ import { LookupService } from './lookup.service';
 import { TieredLookupCacheStore } from './tiered-lookup-cache.store';
 import { ProviderHealth } from './provider-health';
 import { ProviderMetrics } from './provider-metrics';
+import { ResilienceOptions, ResilientUpstream } from './resilience/resilient-upstream';
 
-/** The adapter named by PROVIDER, built from the validated configuration. */
+/**
+ * The upstreams of the configuration (LOOKUP_PROVIDERS, or PROVIDER alone), each adapter given the
+ * resilience every upstream gets; several are asked in priority order behind a FailoverProvider.
+ */
 export function createLookupProvider(config: AppConfig): LookupProvider {
-  const { kind, hlrLookups, timeoutMs, retries, breaker } = config.provider;
-  switch (kind) {
+  const adapters = config.provider.upstreams.map((entry) => createAdapter(entry, config));
+  const { routing } = config.provider;
+  const routed = [routing.checks, routing.countries, routing.residency].some((part) => Object.keys(part).length > 0);
+  if (adapters.length === 1 && !routed) return adapters[0];
+  return new FailoverProvider(
+    adapters.map((provider) => ({ provider, upstream: provider.upstreams()[0] })),
+    routing,
+    config.provider.callBudgetMs,
+  );
+}
+
+function createAdapter(entry: ProviderEntry, config: AppConfig): LookupProvider {
+  const { id, adapter, baseUrl, key, secret } = entry;
+  switch (adapter) {
     case 'sandbox':
-      return new SandboxAdapter(timeoutMs);
+      return new SandboxAdapter(config.provider.timeoutMs, id);
     case 'hlr-lookups':
-      return new HlrLookupsAdapter({
-        ...hlrLookups,
-        timeoutMs,
-        retries,
-        breaker,
-        bulkConcurrency: config.bulk.concurrency,
-        watchlistConcurrency: config.watchlists.concurrency,
-      });
+      return new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config)));
+    case 'twilio-lookup':
+      return new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config)));
   }
+}
+
+/**
+ * The policies and pools of one upstream, from the configuration. The batch lane's pool holds a
+ * connection per built-in check for every bulk number and watchlist number looked up at once.
+ */
+export function resilienceOptions(config: AppConfig): ResilienceOptions {
+  const { timeoutMs, retries, breaker, maxResponseBytes } = config.provider;
+  const batchLookups = config.bulk.concurrency + config.watchlists.concurrency;
+  return { timeoutMs, retries, breaker, maxResponseBytes, sockets: { interactive: 256, batch: batchLookups * BUILT_IN_CHECKS.length } };
 }
 
 /**
  * Redis when REDIS_URL is set (shared by every instance, with an in-process tier in front bounded by
  * the Redis TTLs), otherwise a bounded in-process LRU.
  */
-export function createLookupCacheStore(config: AppConfig): LookupCacheStore {
+export function createLookupCacheStore(config: AppConfig, budget?: RedisBudget): LookupCacheStore {
   return config.redisUrl
-    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix), config.cache.maxEntries)
+    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix, { budget }), config.cache.maxEntries)
     : new MemoryLookupCacheStore(config.cache.maxEntries);
 }
 
 /**
- * Lookups of the three checks, cached and collapsed. A leaf module: imports no other feature.
+ * Lookups of the registered checks, cached and collapsed. A leaf module: imports no other feature.
  * Needs AppConfig (global, from AppConfigModule).
  */
 @Module({
   providers: [
     { provide: LookupProvider, inject: [AppConfig], useFactory: createLookupProvider },
-    { provide: LookupCacheStore, inject: [AppConfig], useFactory: createLookupCacheStore },
+    {
+      provide: LookupCacheStore,
+      inject: [AppConfig, { token: RedisBudget, optional: true }],
+      useFactory: (config: AppConfig, budget?: RedisBudget) => createLookupCacheStore(config, budget),
+    },
     LookupService,
     ProviderHealth,
     ProviderMetrics,

@@ -1,6 +1,9 @@
-import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { LookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
+
+const SUBSCRIBE_WAIT_MS = 2000;
 
 /**
  * Redis (shared by every instance) behind a bounded in-process tier, so a number asked again on this
@@ -13,6 +16,9 @@ import { LookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
 export class TieredLookupCacheStore extends LookupCacheStore implements OnModuleInit, OnModuleDestroy {
   readonly kind = 'redis';
   private readonly local: LRUCache<string, object>;
+  private readonly logger = new Logger('LookupCache');
+  /** Listens for erasures made on any instance (RedisLookupCacheStore.broadcastForget). */
+  private subscriber: Redis | undefined;
 
   constructor(
     readonly shared: RedisLookupCacheStore,
@@ -26,12 +32,47 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
     return this.shared.errors;
   }
 
-  onModuleInit(): Promise<void> {
-    return this.shared.onModuleInit();
+  async onModuleInit(): Promise<void> {
+    await this.shared.onModuleInit();
+    // Its own connection (a subscribed one serves nothing else), retrying in the background like the cache's.
+    const subscriber = this.shared.client.duplicate({ lazyConnect: true, enableOfflineQueue: true, commandTimeout: undefined, enableAutoPipelining: false });
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined);
+    subscriber.on('message', (_channel: string, message: string) => this.dropLocal(message));
+    // A forget broadcast sent while this subscriber was away never arrives (pub/sub keeps nothing): once
+    // it is back (ioredis subscribes again), every in-process copy goes, and reads come from Redis again.
+    let away = false;
+    subscriber.on('close', () => (away = true));
+    subscriber.on('ready', () => {
+      if (away) this.local.clear();
+      away = false;
+    });
+    const subscribed = subscriber.subscribe(this.shared.forgetChannel).catch((error: Error) => {
+      this.logger.warn(`Erasures made on other instances reach this one's in-process cache only at its TTL until Redis is back: ${error.message}`);
+    });
+    // Redis down at start-up must not hold the start: the subscription is made (again) when it is back.
+    await Promise.race([subscribed, new Promise((resolve) => setTimeout(resolve, SUBSCRIBE_WAIT_MS).unref())]);
   }
 
-  onModuleDestroy(): Promise<void> {
-    return this.shared.onModuleDestroy();
+  async onModuleDestroy(): Promise<void> {
+    this.subscriber?.disconnect();
+    await this.shared.onModuleDestroy();
+  }
+
+  /** Redis and every instance's in-process tier (this one's at once, the others' by the broadcast). */
+  async delete(keys: string[], broadcast = true): Promise<number> {
+    for (const key of keys) this.local.delete(key);
+    const deleted = await this.shared.delete(keys);
+    if (broadcast) await this.shared.broadcastForget(keys);
+    return deleted;
+  }
+
+  private dropLocal(message: string): void {
+    try {
+      for (const key of JSON.parse(message) as string[]) this.local.delete(key);
+    } catch {
+      // Not ours: nothing to drop.
+    }
   }
 
   async get<T extends object>(key: string): Promise<T | undefined> {

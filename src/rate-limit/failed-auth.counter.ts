@@ -4,12 +4,10 @@ import { WindowCount } from './rate-limit-policy';
 /**
  * The counts of the failed-authentication limit: one fixed window per key, opened by its first
  * attempt. `add` counts and answers the new count in ONE atomic step, so concurrent attempts can
- * never all read the same count and all pass (the race a read-then-verify-then-count design has);
- * `giveBack` returns an attempt that turned out to be allowed.
+ * never all read the same count and all pass.
  */
 export interface FailedAuthCounter {
   add(key: string, windowMs: number): Promise<WindowCount>;
-  giveBack(key: string): Promise<void>;
 }
 
 interface Entry {
@@ -38,11 +36,6 @@ export class MemoryFailedAuthCounter implements FailedAuthCounter {
     return { hits: entry.count, secondsToReset: Math.ceil((entry.expiresAt - now) / 1000) };
   }
 
-  async giveBack(key: string): Promise<void> {
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > this.now() && entry.count > 0) entry.count -= 1;
-  }
-
   /** Forgets closed windows now and then, so a scan from many addresses does not accumulate. */
   private sweep(now: number): void {
     if (now < this.nextSweep) return;
@@ -61,12 +54,6 @@ if ttl < 0 then
 end
 return {hits, ttl}`;
 
-/** Decrements only a live window above 0: a give-back after the window closed must not open one at -1. */
-const GIVE_BACK_SCRIPT = `
-local hits = tonumber(redis.call('GET', KEYS[1]) or '0')
-if hits > 0 then redis.call('DECR', KEYS[1]) end
-return 0`;
-
 /** Shared counts in Redis (the client's key prefix applies); every call throws while Redis is down. */
 export class RedisFailedAuthCounter implements FailedAuthCounter {
   constructor(private readonly redis: Redis) {}
@@ -74,9 +61,5 @@ export class RedisFailedAuthCounter implements FailedAuthCounter {
   async add(key: string, windowMs: number): Promise<WindowCount> {
     const [hits, ttlMs] = (await this.redis.eval(ADD_SCRIPT, 1, key, windowMs)) as [number, number];
     return { hits, secondsToReset: Math.ceil(ttlMs / 1000) };
-  }
-
-  async giveBack(key: string): Promise<void> {
-    await this.redis.eval(GIVE_BACK_SCRIPT, 1, key);
   }
 }

@@ -15,14 +15,10 @@ const CREDENTIAL_NAMES: Record<Credential, string> = { api_key: 'API key', admin
 
 /**
  * IP_RATE_LIMIT failed authentications per IP_RATE_WINDOW_SECONDS per client address and per kind
- * of credential: wrong customer keys and wrong admin tokens are counted apart, so a flood of one can
- * never lock the other out. Past the limit the address gets 429 instead of 401. How each kind is
- * counted (see limitedAttempt in src/auth/api-key.guard.ts):
- * - an admin token is one low-entropy secret: each attempt is reserved (counted) BEFORE it is
- *   verified, atomically, so a concurrent burst gets at most IP_RATE_LIMIT verifications, the right
- *   token included; a verified one gives its reservation back.
- * - API keys are 190-bit random: every one is verified and only failures are counted, so a valid
- *   key is never refused by this limit (the contract limits "requests without a valid key").
+ * of credential: wrong customer keys and wrong admin tokens are counted apart. Past the limit the
+ * address gets 429 instead of 401 for a wrong credential; a right one is always verified and served
+ * (see limitedAttempt in src/auth/api-key.guard.ts), so wrong attempts can never lock out the
+ * administrator or a customer, whatever address they share.
  * Counted in Redis when configured (one count for every instance), in this process otherwise, and in
  * this process too while Redis is unreachable (each instance then limits on its own). Each refusal
  * is counted in `phone_filter_failed_auth_refused_total`; the first of each window per address is
@@ -50,15 +46,12 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
     this.shared = storage instanceof RedisRateLimitStorage ? new RedisFailedAuthCounter(storage.redis) : undefined;
   }
 
-  async count(request: Request, credential: Credential): Promise<void> {
+  async count(request: Request, credential: Credential): Promise<Record<string, string>> {
     const key = counterKey(request, credential);
     const window = await this.counted((counter) => counter.add(key, this.windowSeconds * 1000));
-    this.refuseIfLimited(judge(this.limit, window), key, credential);
-  }
-
-  async giveBack(request: Request, credential: Credential): Promise<void> {
-    const key = counterKey(request, credential);
-    await this.counted((counter) => counter.giveBack(key));
+    const verdict = judge(this.limit, window);
+    this.refuseIfLimited(verdict, key, credential);
+    return verdict.headers;
   }
 
   private refuseIfLimited(verdict: Verdict, key: string, credential: Credential): void {

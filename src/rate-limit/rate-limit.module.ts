@@ -1,5 +1,6 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AuthenticationAttempts } from '../auth/api-key.guard';
+import { RedisBudget } from '../common/redis-budget';
 import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
 import { FailedAuthLimiter } from './failed-auth.limiter';
@@ -9,15 +10,21 @@ import { RateLimitStorage } from './rate-limit-storage';
 import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
 
 /** Redis when REDIS_URL is set (one count for every instance), otherwise this process's memory. */
-export async function createRateLimitStorage(config: AppConfig): Promise<RateLimitStorage> {
+export async function createRateLimitStorage(config: AppConfig, budget?: RedisBudget): Promise<RateLimitStorage> {
   if (!config.redisUrl) return new MemoryRateLimitStorage();
   const redis = createRedisClient(config.redisUrl, config.rateLimitRedisPrefix);
   await firstConnection(redis);
-  return new RedisRateLimitStorage(redis);
+  return new RedisRateLimitStorage(redis, budget);
 }
 
 @Module({
-  providers: [{ provide: RateLimitStorage, inject: [AppConfig], useFactory: createRateLimitStorage }],
+  providers: [
+    {
+      provide: RateLimitStorage,
+      inject: [AppConfig, { token: RedisBudget, optional: true }],
+      useFactory: (config: AppConfig, budget?: RedisBudget) => createRateLimitStorage(config, budget),
+    },
+  ],
   exports: [RateLimitStorage],
 })
 export class RateLimitStorageModule implements OnApplicationShutdown {

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
+import { RedisBudget } from '../common/redis-budget';
 import { WindowCount } from './rate-limit-policy';
 import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
 
@@ -71,13 +72,31 @@ interface PendingHits {
 export class RedisRateLimitStorage extends RateLimitStorage {
   private pending = new Map<string, PendingHits>();
 
-  constructor(readonly redis: Redis) {
+  constructor(
+    readonly redis: Redis,
+    private readonly budget?: RedisBudget,
+  ) {
     super();
+    budget?.watch(redis);
     // EVALSHA, falling back to EVAL once per connection; the client's key prefix applies to KEYS.
     redis.defineCommand('countHits', { numberOfKeys: 2, lua: FIXED_WINDOW_SCRIPT });
   }
 
+  /**
+   * Within the request's Redis allowance (RedisBudget): a count it cuts short or that it finds spent
+   * fails, and the plan limit is not applied to that call (as when Redis is down).
+   */
   increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
+    if (!this.budget) return this.countHit(key, ttlMs, limit, blockDurationMs, throttlerName);
+    return this.budget.spend(
+      () => this.countHit(key, ttlMs, limit, blockDurationMs, throttlerName),
+      () => {
+        throw new Error("the request's Redis allowance is spent (REDIS_CALL_BUDGET_MS)");
+      },
+    );
+  }
+
+  private countHit(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
     const { hitKey, blockKey } = keysOf(key, throttlerName);
     const id = `${hitKey}|${ttlMs}|${limit}|${blockDurationMs}`;
     return new Promise((resolve, reject) => {

@@ -6,14 +6,9 @@ export class AccountSettings {
   @PrimaryColumn({ name: 'account_id', type: 'uuid' })
   accountId: string;
 
-  @Column({ name: 'network_status', type: 'boolean', default: true })
-  networkStatus: boolean;
-
-  @Column({ name: 'line_type', type: 'boolean', default: false })
-  lineType: boolean;
-
-  @Column({ type: 'boolean', default: false })
-  portability: boolean;
+  /** The names of the enabled checks (src/checks/); a check not listed is off. */
+  @Column({ type: 'text', array: true, default: () => "'{}'" })
+  checks: string[];
 
   @Column({ name: 'webhook_secret', type: 'varchar', length: 64 })
   webhookSecret: string;

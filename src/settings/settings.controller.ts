@@ -6,21 +6,33 @@ import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { SettingsDto, UpdateSettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsService } from './settings.service';
+import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 
-const CHECKS_TABLE =
-  '| check | key | default | credits per call (default price) | fields it fills |\n' +
-  '|---|---|---|---|---|\n' +
-  '| Network Connection Status | `network_status` | on | 4 | status, carrier |\n' +
-  '| Phone Number Type | `line_type` | off | 1 | line_type |\n' +
-  '| Portability Status | `portability` | off | 2 | is_ported, carrier |\n\n' +
-  'A call costs the sum of its enabled checks. Prices are set per deployment; `cost_per_call` is the cost here.';
+/*
+ * Examples of the built-in checks, from their definitions; the checks table and the schemas come from
+ * the registry (with any registered check) when the document is built.
+ */
+
+function pascalCase(name: string): string {
+  return name.replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
+}
+
+/** The checks' table, written into the OpenAPI document from the registry (src/checks/checks-openapi.ts). */
+const CHECKS_TABLE = '{{checks.table}}';
+
+const DEFAULT_CHECKS = Object.fromEntries(BUILT_IN_CHECKS.map((check) => [check.name, check.defaultEnabled]));
+const ALL_CHECKS = Object.fromEntries(BUILT_IN_CHECKS.map((check) => [check.name, true]));
+const DEFAULT_COST = BUILT_IN_CHECKS.filter((check) => check.defaultEnabled).reduce((sum, check) => sum + check.price.default, 0);
+const ALL_COST = BUILT_IN_CHECKS.reduce((sum, check) => sum + check.price.default, 0);
+/** The first check that is off by default: the example of turning one on. */
+const OFF_BY_DEFAULT = BUILT_IN_CHECKS.find((check) => !check.defaultEnabled)!;
 
 const SETTINGS_EXAMPLES = {
   defaults: {
     summary: 'Default settings',
     value: {
-      checks: { network_status: true, line_type: false, portability: false },
-      cost_per_call: 4,
+      checks: DEFAULT_CHECKS,
+      cost_per_call: DEFAULT_COST,
       webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
       daily_credit_limit: null,
       low_balance_threshold: null,
@@ -30,8 +42,8 @@ const SETTINGS_EXAMPLES = {
   allChecks: {
     summary: 'All three checks on, a daily cap and a low-balance alert',
     value: {
-      checks: { network_status: true, line_type: true, portability: true },
-      cost_per_call: 7,
+      checks: ALL_CHECKS,
+      cost_per_call: ALL_COST,
       webhook_secret: 'whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE',
       daily_credit_limit: 5000,
       low_balance_threshold: 1000,
@@ -61,7 +73,7 @@ export class SettingsController {
   @ApiOperation({
     summary: 'Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.',
     description:
-      'Send any subset of the three checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` ' +
+      'Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` ' +
       '(null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every ' +
       'check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.\n\n' +
       CHECKS_TABLE,
@@ -69,9 +81,9 @@ export class SettingsController {
   @ApiBody({
     type: UpdateSettingsDto,
     examples: {
-      enableLineType: { summary: 'Turn on the Phone Number Type check', value: { checks: { line_type: true } } },
-      allChecks: { summary: 'All three checks', value: { checks: { network_status: true, line_type: true, portability: true } } },
-      networkOnly: { summary: 'Back to the default', value: { checks: { network_status: true, line_type: false, portability: false } } },
+      [`enable${pascalCase(OFF_BY_DEFAULT.name)}`]: { summary: `Turn on the ${OFF_BY_DEFAULT.title} check`, value: { checks: { [OFF_BY_DEFAULT.name]: true } } },
+      allChecks: { summary: 'All three checks', value: { checks: ALL_CHECKS } },
+      networkOnly: { summary: 'Back to the default', value: { checks: DEFAULT_CHECKS } },
       controls: {
         summary: 'A daily cap of 5,000 credits and an alert below 1,000',
         value: { daily_credit_limit: 5000, low_balance_threshold: 1000, webhook_url: 'https://example.com/hooks/phone-filter' },

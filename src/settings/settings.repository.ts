@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
-import { columnsFromChecks, EnabledChecks } from '../checks/checks';
+import { DataSource } from 'typeorm';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { AccountSettings } from './account-settings.entity';
 
 export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
@@ -14,23 +14,33 @@ function newWebhookSecret(): string {
 
 @Injectable()
 export class SettingsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
-  /** The default settings of a new account (the columns' defaults) and its webhook secret, in the caller's transaction. */
-  async createDefaults(transaction: EntityManager, accountId: string): Promise<void> {
-    await transaction.query(`INSERT INTO account_settings (account_id, webhook_secret) VALUES ($1, $2)`, [
+  /** A new account's settings: `checks` on, the controls' defaults, a webhook secret; in the transaction AdminService opened. */
+  async createDefaults(accountId: string, checks: readonly string[]): Promise<void> {
+    await this.txHost.tx.query(`INSERT INTO account_settings (account_id, webhook_secret, checks) VALUES ($1, $2, $3::text[])`, [
       accountId,
       newWebhookSecret(),
+      checks,
     ]);
   }
 
   findByAccount(accountId: string): Promise<AccountSettings | null> {
-    return this.db.getRepository(AccountSettings).findOneBy({ accountId });
+    return this.txHost.tx.getRepository(AccountSettings).findOneBy({ accountId });
   }
 
-  /** Checks and controls in one UPDATE; only what is given changes (null clears a control). */
-  async update(accountId: string, checks: Partial<EnabledChecks>, controls: Partial<AccountControls>): Promise<void> {
-    const changes: Partial<AccountSettings> = { ...columnsFromChecks(checks) };
+  /**
+   * Checks and controls in one transaction; only what is given changes (null clears a control). The
+   * checks turned on are added to the stored names and those turned off removed, in the statement, so
+   * concurrent changes of different checks both hold.
+   */
+  async update(accountId: string, checks: Readonly<Record<string, boolean>>, controls: Partial<AccountControls>): Promise<void> {
+    const on = Object.keys(checks).filter((name) => checks[name]);
+    const off = Object.keys(checks).filter((name) => !checks[name]);
+    const changes: Partial<AccountSettings> = {};
     if (controls.dailyCreditLimit !== undefined) changes.dailyCreditLimit = controls.dailyCreditLimit;
     if (controls.lowBalanceThreshold !== undefined) {
       // A new threshold re-arms its alert.
@@ -38,40 +48,39 @@ export class SettingsRepository {
       changes.lowBalanceAlerted = false;
     }
     if (controls.webhookUrl !== undefined) changes.webhookUrl = controls.webhookUrl;
-    if (Object.keys(changes).length > 0) await this.db.getRepository(AccountSettings).update({ accountId }, changes);
+    await this.txHost.withTransaction(async () => {
+      if (on.length + off.length > 0) {
+        await this.txHost.tx.query(
+          `UPDATE account_settings
+              SET checks = ARRAY(SELECT unnest(checks || $2::text[]) EXCEPT SELECT unnest($3::text[]) ORDER BY 1), updated_at = now()
+            WHERE account_id = $1`,
+          [accountId, on, off],
+        );
+      }
+      if (Object.keys(changes).length > 0) await this.txHost.tx.getRepository(AccountSettings).update({ accountId }, changes);
+    });
   }
 
   /**
    * One statement: a new secret becomes current, the current one stays valid for `graceSeconds`
    * (a rotation during a grace period ends the older secret's at once: only two are ever valid), and
-   * the audit row (who, when the previous secret stops; never a secret) is written with it, so a
-   * rotation is never done unaudited, nor audited undone.
+   * SettingsService writes the audit row in the same transaction, so a rotation is never done
+   * unaudited, nor audited undone.
    */
   async rotateWebhookSecret(
     accountId: string,
     graceSeconds: number,
-    actor: { name: string; requestId?: string },
   ): Promise<{ secret: string; previousValidUntil: Date } | undefined> {
     const secret = newWebhookSecret();
-    const rows: Array<{ previous_valid_until: Date }> = await this.db.query(
-      `WITH rotated AS (
-         UPDATE account_settings
-            SET previous_webhook_secret = webhook_secret,
-                previous_webhook_secret_expires_at = now() + make_interval(secs => $3),
-                webhook_secret = $2,
-                updated_at = now()
-          WHERE account_id = $1
-      RETURNING previous_webhook_secret_expires_at AS previous_valid_until
-       ), audited AS (
-         INSERT INTO admin_audit (actor, action, target_type, target_id, before, after, request_id)
-         SELECT $4, 'account.webhook_secret.rotate', 'account', $1, NULL,
-                jsonb_build_object('previous_secret_valid_until',
-                  to_char(previous_valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-                $5
-           FROM rotated
-       )
-       SELECT previous_valid_until FROM rotated`,
-      [accountId, secret, graceSeconds, actor.name, actor.requestId ?? null],
+    const [rows]: [Array<{ previous_valid_until: Date }>] = await this.txHost.tx.query(
+      `UPDATE account_settings
+          SET previous_webhook_secret = webhook_secret,
+              previous_webhook_secret_expires_at = now() + make_interval(secs => $3),
+              webhook_secret = $2,
+              updated_at = now()
+        WHERE account_id = $1
+      RETURNING previous_webhook_secret_expires_at AS previous_valid_until`,
+      [accountId, secret, graceSeconds],
     );
     return rows[0] ? { secret, previousValidUntil: rows[0].previous_valid_until } : undefined;
   }

@@ -1,16 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { EntityManager } from 'typeorm';
-import { refusedCallbackUrl } from '../common/callback-address';
+import { AdminAuditRepository } from '../audit/audit.repository';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { requireCallbackUrl } from '../common/callback-address';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import { checksFromColumns, costPerCall, EnabledChecks } from '../checks/checks';
-import { MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
+import { CheckRegistry } from '../checks/check-registry';
+import { EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
+import { knowCheckNames, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsRepository } from './settings.repository';
 
 /** A change of settings: any subset of the checks and of the controls (null clears a control). */
 export interface SettingsChanges {
-  checks?: Partial<EnabledChecks>;
+  checks?: Readonly<Record<string, boolean>>;
   daily_credit_limit?: number | null;
   low_balance_threshold?: number | null;
   webhook_url?: string | null;
@@ -36,32 +38,43 @@ export class SettingsService {
 
   constructor(
     private readonly settings: SettingsRepository,
+    private readonly audit: AdminAuditRepository,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
     private readonly config: AppConfig,
-  ) {}
+    private readonly registry: CheckRegistry,
+  ) {
+    knowCheckNames(registry.names());
+  }
 
-  /** The hot-path question of /filter: which checks run, and what do they cost? */
+  /** The hot-path question of every paid lookup: which checks run, and what do they cost? */
   async checksFor(accountId: string): Promise<AccountChecks> {
     const cached = this.cache.get(accountId);
     if (cached) return cached;
     const settings = await this.load(accountId);
-    const checks = { ...settings.checks };
-    const answer = { checks, cost: costPerCall(checks, this.config.prices) };
+    const answer = { checks: settings.checks, cost: settings.cost_per_call };
     this.cache.set(accountId, answer);
     return answer;
   }
 
-  /** A new account's default settings, written in the account's own transaction. */
-  createDefaults(transaction: EntityManager, accountId: string): Promise<void> {
-    return this.settings.createDefaults(transaction, accountId);
+  /** `checksFor`, refusing an account with no check enabled (400 INVALID_REQUEST): nothing to look up, nothing to charge. */
+  async requireChecks(accountId: string): Promise<AccountChecks> {
+    const answer = await this.checksFor(accountId);
+    this.requireAnyCheck(answer.checks);
+    return answer;
+  }
+
+  /** 400 INVALID_REQUEST when no check is on (for checks read earlier with `checksFor`). */
+  requireAnyCheck(checks: EnabledChecks): void {
+    if (this.registry.enabled(checks).length === 0) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
+  }
+
+  /** A new account's default settings (the registry's default checks), written in the account's transaction (AdminService opens it). */
+  createDefaults(accountId: string): Promise<void> {
+    return this.settings.createDefaults(accountId, this.registry.defaultNames());
   }
 
   async get(accountId: string): Promise<SettingsDto> {
     return this.load(accountId);
-  }
-
-  /** The account's checks as stored now (uncached: for reads that must see a change at once). */
-  async checksOf(accountId: string): Promise<EnabledChecks> {
-    return (await this.load(accountId)).checks;
   }
 
   /**
@@ -76,13 +89,20 @@ export class SettingsService {
       lowBalanceThreshold: low_balance_threshold,
       webhookUrl: webhook_url,
     });
+    // Inside a caller's transaction (AdminService) the caller also calls `forget` after the commit.
     this.cache.delete(accountId);
     return this.load(accountId);
+  }
+
+  /** Drops this instance's cached checks of an account, for a caller whose transaction changed them and committed. */
+  forget(accountId: string): void {
+    this.cache.delete(accountId);
   }
 
   /** 400 INVALID_REQUEST unless `changes` is a valid change of settings (also for callers that check before anything else). */
   checkChanges(changes: SettingsChanges): void {
     if (Object.values(changes).every((value) => value === undefined)) throw new AppError('INVALID_REQUEST', `Send at least one of ${CHANGEABLE}.`);
+    if (changes.checks !== undefined) this.requireCheckSwitches(changes.checks);
     requireCredits(changes.daily_credit_limit, 'daily_credit_limit');
     requireCredits(changes.low_balance_threshold, 'low_balance_threshold');
     if (changes.webhook_url !== undefined && changes.webhook_url !== null) this.requirePublicUrl(changes.webhook_url);
@@ -102,10 +122,24 @@ export class SettingsService {
 
   /**
    * A new webhook secret at once; the current one keeps signing callbacks for WEBHOOK_SECRET_GRACE_SECONDS.
-   * Audited (admin_audit, action `account.webhook_secret.rotate`) as `actor`, in the same statement.
+   * Audited (admin_audit, action `account.webhook_secret.rotate`, never a secret) as `actor`, in the
+   * same transaction: the rotation and its audit row commit together (joins the caller's, AdminService's).
    */
   async rotateWebhookSecret(accountId: string, actor: { name: string; requestId?: string }): Promise<WebhookSecretRotationDto> {
-    const rotated = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS, actor);
+    const rotated = await this.txHost.withTransaction(async () => {
+      const done = await this.settings.rotateWebhookSecret(accountId, WEBHOOK_SECRET_GRACE_SECONDS);
+      if (!done) return undefined;
+      await this.audit.append({
+        actor: actor.name,
+        action: 'account.webhook_secret.rotate',
+        targetType: 'account',
+        targetId: accountId,
+        before: null,
+        after: { previous_secret_valid_until: done.previousValidUntil.toISOString() },
+        requestId: actor.requestId ?? null,
+      });
+      return done;
+    });
     if (!rotated) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
     return { webhook_secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() };
   }
@@ -113,10 +147,10 @@ export class SettingsService {
   private async load(accountId: string): Promise<SettingsDto> {
     const row = await this.settings.findByAccount(accountId);
     if (!row) throw new AppError('NOT_FOUND', `No settings for account ${accountId}.`);
-    const checks = checksFromColumns(row);
+    const checks = this.registry.fromEnabledNames(row.checks);
     return {
       checks,
-      cost_per_call: costPerCall(checks, this.config.prices),
+      cost_per_call: this.registry.costOf(checks),
       webhook_secret: row.webhookSecret,
       daily_credit_limit: row.dailyCreditLimit,
       low_balance_threshold: row.lowBalanceThreshold,
@@ -124,13 +158,24 @@ export class SettingsService {
     };
   }
 
-  /** The rule of bulk callback_url: http(s), and a public address unless BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS. */
+  /** `checks` of a change: an object of registered check names, each true or false. */
+  private requireCheckSwitches(checks: unknown): void {
+    if (checks === null || typeof checks !== 'object' || Array.isArray(checks)) throw new AppError('INVALID_REQUEST', 'checks must be an object.');
+    const problems = Object.entries(checks).map(([name, value]) => {
+      if (!this.registry.has(name)) return `unknown field "checks.${name}"`;
+      if (value === null) return `checks.${name} must not be null (leave it out to keep its value)`;
+      return typeof value === 'boolean' ? undefined : `checks.${name} must be a boolean value`;
+    });
+    const found = problems.filter((problem) => problem !== undefined);
+    if (found.length > 0) throw new AppError('INVALID_REQUEST', `${found.join('; ')}.`);
+  }
+
+  /** The rule of webhook_url: http(s), at most 2048 characters, and the address rule of every callback URL. */
   private requirePublicUrl(text: string): void {
     if (!/^https?:\/\//i.test(text) || text.length > 2048) {
       throw new AppError('INVALID_REQUEST', 'webhook_url must be an http or https URL of at most 2048 characters.');
     }
-    const refused = refusedCallbackUrl(text, this.config.bulk.webhook.allowPrivateNetworks);
-    if (refused) throw new AppError('INVALID_REQUEST', `webhook_url must point to a public address: ${refused}.`);
+    requireCallbackUrl('webhook_url', text, this.config.callbacks.allowPrivateNetworks);
   }
 }
 

@@ -1,15 +1,19 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { anyCheckEnabled, EnabledChecks } from '../checks/checks';
+import { AccountsService } from '../accounts/accounts.service';
+import { CheckRegistry } from '../checks/check-registry';
+import type { EnabledChecks } from '../checks/checks';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import type { ChargeRefusal } from '../credits/credits.repository';
 import { CreditsService } from '../credits/credits.service';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { LookupService } from '../provider/lookup.service';
+import { WatchlistCallbacks } from './watchlist-callbacks';
 import { SettingsService } from '../settings/settings.service';
 import { ClaimedWatchlist, LeaseLostError, PendingEntry, RoundLease, RoundOutcome, RoundsRepository } from './rounds.repository';
-import { changesBetween, nextCheckAt, roundChargeReference, roundSource } from './watch-rules';
+import { nextCheckAt, roundChargeReference, roundSource, WatchRules } from './watch-rules';
 
 /** Chunks of one round in progress at once: one writing while the next one's lookups run. */
 const CHUNKS_IN_FLIGHT = 2;
@@ -24,17 +28,23 @@ const CHUNKS_IN_FLIGHT = 2;
 export class RoundRunner {
   private readonly logger = new Logger(RoundRunner.name);
   private readonly limit: ConcurrencyLimit;
-  private readonly settings: AppConfig['watchlists'];
+  private readonly watchlistConfig: AppConfig['watchlists'];
+  private readonly watchRules: WatchRules;
   private stopping = false;
 
   constructor(
     private readonly rounds: RoundsRepository,
+    private readonly accounts: AccountsService,
     private readonly accountSettings: SettingsService,
     private readonly credits: CreditsService,
     private readonly lookups: LookupService,
+    private readonly callbacks: WatchlistCallbacks,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly registry: CheckRegistry,
     config: AppConfig,
   ) {
-    this.settings = config.watchlists;
+    this.watchRules = new WatchRules(registry);
+    this.watchlistConfig = config.watchlists;
     this.limit = new ConcurrencyLimit(config.watchlists.concurrency);
   }
 
@@ -44,6 +54,10 @@ export class RoundRunner {
   }
 
   async run(claimed: ClaimedWatchlist): Promise<void> {
+    // A disabled account's customer cannot pause or delete its watchlists (401): nothing runs or is
+    // charged until it is enabled again. The claim's lease is kept, so the watchlist is looked at
+    // again only once it lapses (WATCHLIST_LEASE_SECONDS), not at every poll.
+    if ((await this.accounts.get(claimed.accountId)).disabled) return;
     let { round, checks, cost } = claimed;
     if (!claimed.running) {
       const started = await this.start(claimed);
@@ -61,13 +75,13 @@ export class RoundRunner {
   private async underLease(claimed: ClaimedWatchlist, lease: RoundLease, checks: EnabledChecks, cost: number): Promise<void> {
     const state = { lost: false };
     const renew = async () => {
-      const held = await this.rounds.renewLease(lease.watchlistId, lease.round, lease.leaseOwner, this.settings.leaseSeconds).catch(() => false);
+      const held = await this.rounds.renewLease(lease.watchlistId, lease.round, lease.leaseOwner, this.watchlistConfig.leaseSeconds).catch(() => false);
       if (!held) state.lost = true;
     };
     let renewing: Promise<void> = Promise.resolve();
     const timer = setInterval(() => {
       renewing = renewing.then(renew);
-    }, (this.settings.leaseSeconds * 1000) / 3);
+    }, (this.watchlistConfig.leaseSeconds * 1000) / 3);
     try {
       await this.work(claimed, lease, checks, cost, state);
     } catch (error) {
@@ -86,7 +100,7 @@ export class RoundRunner {
    */
   private async start(claimed: ClaimedWatchlist): Promise<{ round: number; checks: EnabledChecks; cost: number } | undefined> {
     const { checks, cost } = await this.accountSettings.checksFor(claimed.accountId);
-    if (!anyCheckEnabled(checks)) {
+    if (this.registry.enabled(checks).length === 0) {
       this.logger.warn(`Watchlist ${claimed.id}: no check is enabled, the round is skipped`);
       await this.rounds.skipRound(claimed.id, claimed.leaseOwner, nextCheckAt(new Date(), claimed.interval));
       return undefined;
@@ -94,7 +108,7 @@ export class RoundRunner {
     const needed = cost * (await this.rounds.watchedCount(claimed.id));
     const { refusedBy } = await this.credits.affordable(claimed.accountId, needed);
     if (refusedBy) {
-      await this.rounds.pauseRefused(claimed.id, claimed.leaseOwner, claimed.round + 1, refusedBy);
+      await this.pauseRefused(claimed, claimed.leaseOwner, claimed.round + 1, refusedBy);
       return undefined;
     }
     const round = await this.rounds.startRound(claimed.id, checks, cost, 'schedule', claimed.leaseOwner);
@@ -125,7 +139,7 @@ export class RoundRunner {
       }
       if (refused) {
         await settle();
-        return this.rounds.pauseRefused(claimed.id, lease.leaseOwner, round, refused);
+        return this.pauseRefused(claimed, lease.leaseOwner, round, refused);
       }
       if (inFlight.size >= CHUNKS_IN_FLIGHT) {
         await Promise.race(inFlight);
@@ -135,11 +149,16 @@ export class RoundRunner {
         await settle();
         return this.rounds.releaseLease(claimed.id, lease.leaseOwner);
       }
-      const pending = await this.rounds.pendingEntries(claimed.id, round, afterId, this.settings.chunkSize);
+      // Disabled while its round runs: nothing more is charged (as in run(); the lease lapses, enabled again the round resumes).
+      if ((await this.accounts.get(claimed.accountId)).disabled) {
+        await settle();
+        return;
+      }
+      const pending = await this.rounds.pendingEntries(claimed.id, round, afterId, this.watchlistConfig.chunkSize);
       if (pending.length === 0) {
         await settle();
         if (failure !== undefined || refused) continue;
-        if (afterId === '0') return this.rounds.finishRound(lease, claimed.interval);
+        if (afterId === '0') return this.finishRound(claimed, lease);
         // Entries another run held: look again shortly rather than spin.
         if (!progressedThisPass) await new Promise((resolve) => setTimeout(resolve, 200));
         afterId = '0';
@@ -182,12 +201,17 @@ export class RoundRunner {
     if (unpaid.length === 0) return null;
     const source = roundSource(claimed.id, round);
     let refusedBy: ChargeRefusal | null = null;
-    const charged = await this.rounds.chargeEntries(lease, unpaid.map((entry) => entry.id), async (transaction, entries) => {
+    // One transaction: an entry is marked charged iff its charge exists.
+    const charged = await this.txHost.withTransaction(async () => {
+      const entries = await this.rounds.lockUncharged(lease, unpaid.map((entry) => entry.id));
+      if (entries.length === 0) return new Map<string, string>();
       const calls = entries.map((entry) => ({ reference: roundChargeReference(claimed.id, round, entry.id), phone: maskPhone(entry.phone), source }));
-      const outcome = await this.credits.chargeEachWithin(transaction, claimed.accountId, cost, calls);
+      const outcome = await this.credits.chargeEachWithin(claimed.accountId, cost, calls);
       refusedBy = outcome.refusedBy;
       const { written } = outcome;
-      return new Map(entries.flatMap((entry, i) => (written.has(calls[i].reference) ? [[entry.id, written.get(calls[i].reference)!.id]] : [])));
+      const byEntry = new Map(entries.flatMap((entry, i) => (written.has(calls[i].reference) ? [[entry.id, written.get(calls[i].reference)!.id]] : [])));
+      await this.rounds.markCharged(round, byEntry);
+      return byEntry;
     });
     for (const entry of unpaid) entry.chargeId = charged.get(entry.id) ?? null;
     return refusedBy;
@@ -201,8 +225,8 @@ export class RoundRunner {
           // The lease is gone: another worker may be looking this number up now.
           if (state.lost) return;
           try {
-            const result = await this.lookups.check(entry.phone, checks, { maxAgeSeconds: 0, lane: 'bulk' });
-            outcome.answered.push({ id: entry.id, result, changes: changesBetween(entry.last, { result, checks }) });
+            const result = this.registry.toReportedAnswer(await this.lookups.lookUp(entry.phone, checks, { maxAgeSeconds: 0, lane: 'batch' }));
+            outcome.answered.push({ id: entry.id, result, changes: this.watchRules.changesBetween(entry.last, { result, checks }) });
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
             outcome.failed.push(entry.id);
@@ -211,8 +235,28 @@ export class RoundRunner {
       ),
     );
     if (state.lost) throw new LeaseLostError(lease.watchlistId);
-    await this.rounds.recordOutcome(lease, checks, outcome, async (transaction, chargeId) => {
-      await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'PROVIDER_UNAVAILABLE' }, transaction);
+    // One transaction: the answers, the changes and the refunds of the failures commit together.
+    await this.txHost.withTransaction(async () => {
+      const failedCharges = await this.rounds.recordOutcome(lease, checks, outcome);
+      for (const chargeId of failedCharges) {
+        await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'PROVIDER_UNAVAILABLE' });
+      }
+    });
+  }
+
+  /** Ends the round and, when it found changes and a callback_url is set, records its callback: one transaction. */
+  private finishRound(claimed: ClaimedWatchlist, lease: RoundLease): Promise<void> {
+    return this.txHost.withTransaction(async () => {
+      const finished = await this.rounds.finishRound(lease, claimed.interval);
+      if (finished?.callbackUrl && finished.changes > 0) await this.callbacks.changes(claimed.accountId, lease.watchlistId, lease.round, finished.callbackUrl);
+    });
+  }
+
+  /** Pauses the watchlist the charge was refused for and records its `watchlist.paused` callback: one transaction. */
+  private pauseRefused(claimed: ClaimedWatchlist, leaseOwner: string, round: number, refusedBy: ChargeRefusal): Promise<void> {
+    return this.txHost.withTransaction(async () => {
+      const paused = await this.rounds.pauseRefused(claimed.id, leaseOwner, refusedBy);
+      if (paused?.callbackUrl) await this.callbacks.paused(claimed.accountId, claimed.id, round, paused.seq, paused.status, paused.callbackUrl);
     });
   }
 }

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
 import type { ChargeRefusal } from '../credits/credits.repository';
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
-import type { EventType } from './watchlist-events.repository';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import type { PausedStatus } from './watchlist-rows';
 import { AnswerWithChecks, FieldChange, nextCheckAt, WatchInterval } from './watch-rules';
 
@@ -31,7 +31,7 @@ export interface PendingEntry {
 }
 
 export interface RoundOutcome {
-  answered: Array<{ id: string; result: FilterResultDto; changes: FieldChange[] }>;
+  answered: Array<{ id: string; result: ReportedAnswer; changes: FieldChange[] }>;
   failed: string[];
 }
 
@@ -42,7 +42,10 @@ export interface RoundOutcome {
  */
 @Injectable()
 export class RoundsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   /** A watchlist of the group with a round due, left running without a live lease, or paused by a cap whose day is over: leased here (active). */
   async claimDue(group: string, leaseSeconds: number): Promise<ClaimedWatchlist | undefined> {
@@ -140,53 +143,43 @@ export class RoundsRepository {
     return rows.map((row) => ({
       id: String(row.id),
       phone: row.phone as string,
-      last: row.last_result ? { result: row.last_result as FilterResultDto, checks: row.last_checks as EnabledChecks | null } : null,
+      last: row.last_result ? { result: row.last_result as ReportedAnswer, checks: row.last_checks as EnabledChecks | null } : null,
       chargeId: Number(row.charged_round) === round ? String(row.charge_id) : null,
     }));
   }
 
   /**
-   * Charges entries for the round and marks them charged in one transaction: `charge` writes the
-   * ledger rows (in this transaction), so an entry is marked iff its charge exists. Entries marked
-   * meanwhile are skipped (locked or already charged). Returns the charge id of each entry charged.
+   * In the transaction RoundRunner opened to charge them: holds the lease and locks the entries not
+   * yet charged for the round (entries locked or charged meanwhile are skipped).
    */
-  async chargeEntries(
-    lease: RoundLease,
-    entryIds: string[],
-    charge: (transaction: EntityManager, entries: Array<{ id: string; phone: string }>) => Promise<Map<string, string>>,
-  ): Promise<Map<string, string>> {
-    const { round } = lease;
-    return this.db.transaction(async (em) => {
-      await holdLease(em, lease);
-      const locked: Array<{ id: string; phone: string }> = await em.query(
-        `SELECT id::text, phone FROM watchlist_entries WHERE id = ANY($1::bigint[]) AND charged_round < $2 ORDER BY id FOR UPDATE SKIP LOCKED`,
-        [entryIds, round],
-      );
-      if (locked.length === 0) return new Map();
-      const charged = await charge(em, locked);
-      if (charged.size > 0) {
-        await em.query(
-          `UPDATE watchlist_entries e SET charged_round = $1, charge_id = c.charge_id
-             FROM unnest($2::bigint[], $3::bigint[]) AS c(id, charge_id) WHERE e.id = c.id`,
-          [round, [...charged.keys()], [...charged.values()]],
-        );
-      }
-      return charged;
-    });
+  async lockUncharged(lease: RoundLease, entryIds: string[]): Promise<Array<{ id: string; phone: string }>> {
+    const em = joinedTransaction(this.txHost);
+    await holdLease(em, lease);
+    return em.query(
+      `SELECT id::text, phone FROM watchlist_entries WHERE id = ANY($1::bigint[]) AND charged_round < $2 ORDER BY id FOR UPDATE SKIP LOCKED`,
+      [entryIds, lease.round],
+    );
+  }
+
+  /** In the same transaction as their charges: the entries charged for the round, with the charge of each. */
+  async markCharged(round: number, charged: Map<string, string>): Promise<void> {
+    if (charged.size === 0) return;
+    await joinedTransaction(this.txHost).query(
+      `UPDATE watchlist_entries e SET charged_round = $1, charge_id = c.charge_id
+         FROM unnest($2::bigint[], $3::bigint[]) AS c(id, charge_id) WHERE e.id = c.id`,
+      [round, [...charged.keys()], [...charged.values()]],
+    );
   }
 
   /**
-   * Writes a chunk's answers, their changes, and the failures with their refunds (`refund`, in this
-   * transaction), once: only entries not yet checked in the round are written, and only theirs count.
+   * Writes a chunk's answers, their changes, and the failures, once: only entries not yet checked in
+   * the round are written, and only theirs count. Runs in the transaction RoundRunner opened, which
+   * refunds the failures' charges (returned) in it.
    */
-  async recordOutcome(
-    lease: RoundLease,
-    checks: EnabledChecks,
-    outcome: RoundOutcome,
-    refund: (transaction: EntityManager, chargeId: string) => Promise<void>,
-  ): Promise<void> {
+  async recordOutcome(lease: RoundLease, checks: EnabledChecks, outcome: RoundOutcome): Promise<string[]> {
     const { watchlistId, round } = lease;
-    await this.db.transaction(async (em) => {
+    const em = joinedTransaction(this.txHost);
+    {
       await holdLease(em, lease);
       const [written]: [Array<{ id: string; phone: string }>] = await em.query(
         `UPDATE watchlist_entries e SET last_result = a.result, last_checks = $4, last_error = NULL, checked_round = $1, checked_at = now()
@@ -211,46 +204,55 @@ export class RoundsRepository {
           WHERE id = ANY($2::bigint[]) AND checked_round < $1 RETURNING charge_id::text`,
         [round, outcome.failed],
       );
-      for (const row of failed) await refund(em, row.charge_id);
       await em.query(
         `UPDATE watchlist_rounds SET checked = checked + $3, failed = failed + $4, changes = changes + $5 WHERE watchlist_id = $1 AND round = $2`,
         [watchlistId, round, written.length, failed.length, changes.length],
       );
-    });
+      return failed.map((row) => row.charge_id);
+    }
   }
 
   /**
-   * Ends the round: the watchlist is due again an interval after the round started, and when the round
-   * found changes and a callback is set, its `watchlist.changes` event is queued, in the same transaction.
+   * Ends the round: the watchlist is due again an interval after the round started. Answers its
+   * callback_url and number of changes (RoundRunner records the `watchlist.changes` callback in the
+   * same transaction), or undefined when the round was not this claim's to end.
    */
-  async finishRound(lease: RoundLease, interval: WatchInterval): Promise<void> {
+  async finishRound(lease: RoundLease, interval: WatchInterval): Promise<{ callbackUrl: string | null; changes: number } | undefined> {
     const { watchlistId, round } = lease;
-    await this.db.transaction(async (em) => {
-      if (!(await holdLease(em, lease, false))) return;
+    const em = joinedTransaction(this.txHost);
+    {
+      if (!(await holdLease(em, lease, false))) return undefined;
       const [rounds]: [Array<{ changes: number; started_at: Date }>] = await em.query(
         `UPDATE watchlist_rounds SET completed_at = now() WHERE watchlist_id = $1 AND round = $2 AND completed_at IS NULL
          RETURNING changes, started_at`,
         [watchlistId, round],
       );
-      if (!rounds[0]) return;
+      if (!rounds[0]) return undefined;
       const next = new Date(Math.max(Date.now(), nextCheckAt(rounds[0].started_at, interval).getTime()));
       const [lists]: [Array<{ callback_url: string | null }>] = await em.query(
         `UPDATE watchlists SET round_running = false, lease_until = NULL, lease_owner = NULL, next_check_at = $3
           WHERE id = $1 AND round = $2 AND round_running RETURNING callback_url`,
         [watchlistId, round, next],
       );
-      if (lists[0]?.callback_url && Number(rounds[0].changes) > 0) await queueEvent(em, watchlistId, 'watchlist.changes', round);
-    });
+      return lists[0] && { callbackUrl: lists[0].callback_url, changes: Number(rounds[0].changes) };
+    }
   }
 
   /**
    * The round (or its rest) was refused: the watchlist pauses and says so by callback, never retrying in
    * a loop. Balance: `paused_insufficient_credits` until PATCH {"paused": false}. Daily cap:
-   * `paused_spending_limit` until the next 00:00 UTC (`claimDue` resumes it) or that PATCH.
+   * `paused_spending_limit` until the next 00:00 UTC (`claimDue` resumes it) or that PATCH. Answers
+   * the pause (RoundRunner records its `watchlist.paused` callback in the same transaction), or
+   * undefined when the watchlist was no longer this claim's.
    */
-  async pauseRefused(watchlistId: string, leaseOwner: string, round: number, refusedBy: ChargeRefusal): Promise<void> {
+  async pauseRefused(
+    watchlistId: string,
+    leaseOwner: string,
+    refusedBy: ChargeRefusal,
+  ): Promise<{ callbackUrl: string | null; seq: number; status: PausedStatus } | undefined> {
     const status: PausedStatus = refusedBy === 'spending_limit' ? 'paused_spending_limit' : 'paused_insufficient_credits';
-    await this.db.transaction(async (em) => {
+    const em = joinedTransaction(this.txHost);
+    {
       const [rows]: [Array<{ callback_url: string | null; pause_seq: number }>] = await em.query(
         `UPDATE watchlists SET status = $3::text, lease_until = NULL, lease_owner = NULL, pause_seq = pause_seq + 1,
                 next_check_at = CASE WHEN $3::text = 'paused_spending_limit'
@@ -259,8 +261,8 @@ export class RoundsRepository {
           WHERE id = $1 AND status = 'active' AND lease_owner = $2 RETURNING callback_url, pause_seq`,
         [watchlistId, leaseOwner, status],
       );
-      if (rows[0]?.callback_url) await queueEvent(em, watchlistId, 'watchlist.paused', round, Number(rows[0].pause_seq), status);
-    });
+      return rows[0] && { callbackUrl: rows[0].callback_url, seq: Number(rows[0].pause_seq), status };
+    }
   }
 }
 
@@ -290,14 +292,4 @@ async function holdLease(em: EntityManager, lease: RoundLease, required = true):
   );
   if (rows.length === 0 && required) throw new LeaseLostError(lease.watchlistId);
   return rows.length > 0;
-}
-
-/** Queues a callback event in the caller's transaction; `seq` tells apart the pauses of one round, `paused` says which pause. */
-async function queueEvent(em: EntityManager, watchlistId: string, type: EventType, round: number, seq = 0, paused: PausedStatus | null = null): Promise<void> {
-  await em.query(
-    `INSERT INTO watchlist_events (id, watchlist_id, type, round, seq, schedule_group, paused_status)
-     SELECT gen_random_uuid(), id, $2, $3, $4, schedule_group, $5 FROM watchlists WHERE id = $1
-     ON CONFLICT (watchlist_id, type, round, seq) DO NOTHING`,
-    [watchlistId, type, round, seq, paused],
-  );
 }

@@ -1,10 +1,15 @@
 import type { EnabledChecks } from '../checks/checks';
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
-import { changesBetween, nextCheckAt, roundChargeReference, roundSource } from './watch-rules';
+import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
+import { CheckRegistry } from '../checks/check-registry';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import { nextCheckAt, roundChargeReference, roundSource, WatchRules } from './watch-rules';
 
-const CONNECTED: FilterResultDto = { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false };
+const rules = new WatchRules(new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition }))));
+const changesBetween: WatchRules['changesBetween'] = (before, after) => rules.changesBetween(before, after);
+
+const CONNECTED: ReportedAnswer = { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false };
 const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
-const at = (result: FilterResultDto, checks: EnabledChecks = ALL) => ({ result, checks });
+const at = (result: ReportedAnswer, checks: EnabledChecks = ALL) => ({ result, checks });
 
 describe('changesBetween', () => {
   it('reports nothing for the first answer: it is the baseline', () => {
@@ -61,7 +66,7 @@ describe('ledger names of a round', () => {
 describe('changesBetween rounds run with different checks', () => {
   it('ignores the fields of a check turned off (or on) between the rounds: their neutral values are not news', () => {
     const noNetwork: EnabledChecks = { ...ALL, network_status: false };
-    const neutral: FilterResultDto = { ...CONNECTED, status: 'UNDETERMINED', carrier: 'EE' };
+    const neutral: ReportedAnswer = { ...CONNECTED, status: 'UNDETERMINED', carrier: 'EE' };
     expect(changesBetween(at(CONNECTED), at(neutral, noNetwork))).toEqual([]);
     expect(changesBetween(at(neutral, noNetwork), at(CONNECTED))).toEqual([]);
     expect(changesBetween(at(CONNECTED, { ...ALL, line_type: false }), at({ ...CONNECTED, line_type: 'UNKNOWN' }))).toEqual([]);

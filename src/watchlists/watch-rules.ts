@@ -1,54 +1,51 @@
-import type { CheckName, EnabledChecks } from '../checks/checks';
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import type { CheckRegistry } from '../checks/check-registry';
+import type { EnabledChecks } from '../checks/checks';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
 
 export const WATCH_INTERVALS = ['daily', 'weekly', 'monthly'] as const;
 export type WatchInterval = (typeof WATCH_INTERVALS)[number];
 
-/** The fields of an answer whose difference from the last answer is a change (docs: README "Watchlists"). */
-export const WATCHED_FIELDS = ['status', 'carrier', 'line_type', 'is_ported', 'valid'] as const;
-export type WatchedField = (typeof WATCHED_FIELDS)[number];
+/** A field of an answer that watchlists compare: which ones, each check's definition says (`watches`). */
+export type WatchedField = string;
 
 export interface FieldChange {
   field: WatchedField;
-  before: string | boolean | null;
-  after: string | boolean | null;
+  before: string | number | boolean | null;
+  after: string | number | boolean | null;
 }
 
 /** An answer and the checks that produced it; checks null when not known (answers stored before they were kept). */
 export interface AnswerWithChecks {
-  result: FilterResultDto;
+  result: ReportedAnswer;
   checks: EnabledChecks | null;
 }
 
 /**
- * Which check produced a field (src/provider/answer.ts): a disabled check leaves its fields at neutral
- * values, which are not news. The carrier comes from the network check, else from portability.
+ * What a watchlist reports as a change, from the checks' definitions: each check names the fields it
+ * watches; a disabled check leaves its fields at neutral values, which are not news.
  */
-function sourceOf(field: WatchedField, checks: EnabledChecks): CheckName | undefined {
-  if (field === 'status' || field === 'valid') return checks.network_status ? 'network_status' : undefined;
-  if (field === 'line_type') return checks.line_type ? 'line_type' : undefined;
-  if (field === 'is_ported') return checks.portability ? 'portability' : undefined;
-  return checks.network_status ? 'network_status' : checks.portability ? 'portability' : undefined;
-}
+export class WatchRules {
+  constructor(private readonly registry: CheckRegistry) {}
 
-/** A field is compared only when the same enabled check produced it in both answers. */
-function comparable(field: WatchedField, before: EnabledChecks | null, after: EnabledChecks): boolean {
-  if (!before) return true;
-  const source = sourceOf(field, after);
-  return source !== undefined && source === sourceOf(field, before);
-}
+  /**
+   * What changed between the last answer and this one; nothing for the first answer (it is the
+   * baseline), and nothing in fields whose producing check differs between the rounds (off in one, or
+   * another check supplied it: the carrier comes from the first enabled check that knows it).
+   */
+  changesBetween(before: AnswerWithChecks | null, after: { result: ReportedAnswer; checks: EnabledChecks }): FieldChange[] {
+    if (!before) return [];
+    return this.registry
+      .watchedFields()
+      .filter((field) => this.comparable(field, before.checks, after.checks) && (before.result[field] ?? null) !== (after.result[field] ?? null))
+      .map((field) => ({ field, before: before.result[field] ?? null, after: after.result[field] ?? null }));
+  }
 
-/**
- * What changed between the last answer and this one; nothing for the first answer (it is the
- * baseline), and nothing in fields whose check was off in either round.
- */
-export function changesBetween(before: AnswerWithChecks | null, after: { result: FilterResultDto; checks: EnabledChecks }): FieldChange[] {
-  if (!before) return [];
-  return WATCHED_FIELDS.filter((field) => comparable(field, before.checks, after.checks) && before.result[field] !== after.result[field]).map((field) => ({
-    field,
-    before: before.result[field],
-    after: after.result[field],
-  }));
+  /** A field is compared only when the same enabled check produced it in both answers. */
+  private comparable(field: WatchedField, before: EnabledChecks | null, after: EnabledChecks): boolean {
+    if (!before) return true;
+    const source = this.registry.sourceOf(field, after);
+    return source !== undefined && source === this.registry.sourceOf(field, before);
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import type { WatchedField, WatchInterval } from './watch-rules';
 
 /** The rows of watchlists and their rounds, entries and changes, as the repositories map them. */
@@ -36,7 +36,7 @@ export interface EntryRow {
   id: string;
   phone: string;
   reference: string | null;
-  result: FilterResultDto | null;
+  result: ReportedAnswer | null;
   error: string | null;
   checkedAt: Date | null;
 }

@@ -25,7 +25,7 @@ export class WatchlistsController {
     description:
       'Every number is re-checked live (never from the cache) each interval with the account\'s checks, charged like any lookup ' +
       '(one CHARGE per number, failed lookups refunded). The first round runs at once and records the baseline; later rounds report ' +
-      'changes of status, carrier, line_type, is_ported or valid. 402 when the balance cannot cover the first round; 400 past the ' +
+      'changes of {{checks.watched_fields}}. 402 when the balance cannot cover the first round; 400 past the ' +
       "plan's limit of watched numbers (10,000 by default, across the account's watchlists).",
   })
   @ApiHeader({
@@ -59,7 +59,7 @@ export class WatchlistsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The account's watchlists, newest first, each with its last round." })
+  @ApiOperation({ summary: 'List watchlists', description: "The account's watchlists, newest first, each with its last round." })
   @ApiOkResponse({ type: WatchlistPageDto })
   @ApiErrors('INVALID_REQUEST')
   list(@CurrentAccount() account: AuthenticatedAccount, @Query() query: WatchlistListQueryDto): Promise<WatchlistPageDto> {
@@ -67,7 +67,7 @@ export class WatchlistsController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'A watchlist and a page of its numbers, each with its last answer and checked_at.' })
+  @ApiOperation({ summary: 'Get a watchlist', description: 'A watchlist and a page of its numbers, each with its last answer and checked_at.' })
   @ApiOkResponse({ type: WatchlistDto })
   @ApiErrors('INVALID_REQUEST', 'NOT_FOUND')
   get(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string, @Query() query: WatchlistEntriesQueryDto): Promise<WatchlistDto> {
@@ -75,7 +75,7 @@ export class WatchlistsController {
   }
 
   @Patch(':id')
-  @ApiOperation({ summary: 'Rename, change the interval or callback, pause or resume, add or remove numbers.' })
+  @ApiOperation({ summary: 'Change a watchlist', description: 'Rename, change the interval or callback, pause or resume, add or remove numbers.' })
   @ApiBody({
     type: UpdateWatchlistDto,
     examples: {
@@ -90,7 +90,7 @@ export class WatchlistsController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on.' })
+  @ApiOperation({ summary: 'Delete a watchlist', description: 'Stop watching: no further round runs (charged rounds stay in the ledger); the id answers 404 from then on.' })
   @ApiOkResponse({ type: WatchlistDeletedDto })
   @ApiErrors('NOT_FOUND')
   async remove(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<WatchlistDeletedDto> {
@@ -111,7 +111,7 @@ export class WatchlistsController {
   }
 
   @Get(':id/changes')
-  @ApiOperation({ summary: 'The changes found, newest first: number, field, before, after, detected_at.' })
+  @ApiOperation({ summary: "A watchlist's changes", description: 'The changes found, newest first: number, field, before, after, detected_at.' })
   @ApiOkResponse({ type: WatchlistChangePageDto })
   @ApiErrors('INVALID_REQUEST', 'NOT_FOUND')
   changes(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string, @Query() query: WatchlistChangesQueryDto): Promise<WatchlistChangePageDto> {

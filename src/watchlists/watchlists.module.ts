@@ -7,7 +7,7 @@ import { SettingsModule } from '../settings/settings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { RoundRunner } from './round-runner';
 import { RoundsRepository } from './rounds.repository';
-import { WatchlistEventsRepository } from './watchlist-events.repository';
+import { WatchlistCallbacks } from './watchlist-callbacks';
 import { WatchlistWorker } from './watchlist-worker';
 import { WatchlistsController } from './watchlists.controller';
 import { WatchlistsRepository } from './watchlists.repository';
@@ -16,6 +16,6 @@ import { WatchlistsService } from './watchlists.service';
 @Module({
   imports: [AccountsModule, SettingsModule, CreditsModule, ProviderModule, IdempotencyModule, WebhooksModule],
   controllers: [WatchlistsController],
-  providers: [WatchlistsRepository, RoundsRepository, WatchlistEventsRepository, RoundRunner, WatchlistWorker, WatchlistsService],
+  providers: [WatchlistsRepository, RoundsRepository, WatchlistCallbacks, RoundRunner, WatchlistWorker, WatchlistsService],
 })
 export class WatchlistsModule {}

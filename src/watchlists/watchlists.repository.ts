@@ -1,16 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { AppError } from '../common/errors';
 import { isUniqueViolation } from '../common/unique-violation';
-import type { FilterResultDto } from '../provider/dto/filter-result.dto';
+import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import type { WatchInterval } from './watch-rules';
 import { ChangeRow, EntryRow, RoundRow, StoredStatus, toChange, toRound, toWatchlist, Watchlist } from './watchlist-rows';
 
 export type { ChangeRow, EntryRow, RoundRow, StoredStatus, Watchlist } from './watchlist-rows';
 
-/** Refunds one charge of a round's entry in the caller's transaction (exactly once, by its reference). */
-export type RefundUnchecked = (transaction: EntityManager, chargeId: string, cost: number, reason: string) => Promise<void>;
+/** What stopping a running round left to refund: the charges of its entries never checked, at the round's price. */
+export interface Unchecked {
+  chargeIds: string[];
+  cost: number;
+  reason: 'WATCHLIST_DELETED' | 'WATCHLIST_PAUSED';
+}
 
 export interface NewEntry {
   phone: string;
@@ -18,14 +23,18 @@ export interface NewEntry {
 }
 
 const IDEMPOTENT_CREATION_INDEX = 'watchlists_idempotency_key_unique';
+export const ERASED_CREATION_ANSWER = 'The watchlist of this Idempotency-Key was created, but its answer is no longer kept: list your watchlists to find it.';
 
 const WATCHLIST_COLUMNS = `w.id, w.seq, w.account_id, w.name, w.interval, w.callback_url, w.status, w.round, w.round_running, w.next_check_at, w.created_at,
-  (SELECT count(*) FROM watchlist_entries e WHERE e.watchlist_id = w.id AND e.removed_at IS NULL) AS total`;
+  w.watched AS total`;
 
 /** The watchlists of accounts, their entries and changes, as the API reads and edits them. */
 @Injectable()
 export class WatchlistsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   /**
    * The watchlist and its entries in one transaction, under a per-account lock so that concurrent
@@ -54,15 +63,21 @@ export class WatchlistsRepository {
       });
     } catch (error) {
       // Another attempt with the same key created it meanwhile: its answer is this one's.
-      const earlier = watchlist.idempotencyKeyId && isUniqueViolation(error, IDEMPOTENT_CREATION_INDEX) ? await this.creationAnswer(watchlist.idempotencyKeyId) : undefined;
+      if (!watchlist.idempotencyKeyId || !isUniqueViolation(error, IDEMPOTENT_CREATION_INDEX)) throw error;
+      const earlier = await this.creationAnswer(watchlist.idempotencyKeyId);
+      // Its answer was cleared by an erasure (docs/privacy.md): the watchlist exists, its answer cannot be given again.
       if (earlier === undefined) throw error;
+      if (earlier === null) throw new AppError('IDEMPOTENCY_CONFLICT', ERASED_CREATION_ANSWER);
       return earlier;
     }
   }
 
-  /** The creation answer of the watchlist created under an Idempotency-Key's id, if one was. */
-  async creationAnswer(idempotencyKeyId: string): Promise<string | undefined> {
-    const rows: Array<{ creation_answer: string }> = await this.db.query(`SELECT creation_answer FROM watchlists WHERE idempotency_key_id = $1`, [idempotencyKeyId]);
+  /**
+   * The creation answer of the watchlist created under an Idempotency-Key's id; undefined when none
+   * was, null when one was but its answer is no longer kept (retention and erasure clear it).
+   */
+  async creationAnswer(idempotencyKeyId: string): Promise<string | null | undefined> {
+    const rows: Array<{ creation_answer: string | null }> = await this.db.query(`SELECT creation_answer FROM watchlists WHERE idempotency_key_id = $1`, [idempotencyKeyId]);
     return rows[0]?.creation_answer;
   }
 
@@ -99,7 +114,7 @@ export class WatchlistsRepository {
       id: String(row.id),
       phone: row.phone as string,
       reference: row.reference as string | null,
-      result: row.last_result as FilterResultDto | null,
+      result: row.last_result as ReportedAnswer | null,
       error: row.last_error as string | null,
       checkedAt: row.checked_at as Date | null,
     }));
@@ -118,7 +133,7 @@ export class WatchlistsRepository {
 
   /** The changes of one round, for its callback. */
   async changesOfRound(watchlistId: string, round: number): Promise<ChangeRow[]> {
-    const rows: Array<Record<string, unknown>> = await this.db.query(
+    const rows: Array<Record<string, unknown>> = await this.txHost.tx.query(
       `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.round, c.detected_at
          FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id
         WHERE c.watchlist_id = $1 AND c.round = $2 ORDER BY c.id`,
@@ -132,7 +147,8 @@ export class WatchlistsRepository {
     id: string,
     change: { name?: string; interval?: WatchInterval; callbackUrl?: string | null; status?: StoredStatus; nextCheckAt?: Date },
   ): Promise<void> {
-    await this.db.query(
+    // In the transaction of WatchlistsService.update, with the retargeting of its pending callbacks.
+    await joinedTransaction(this.txHost).query(
       `UPDATE watchlists SET
          name = CASE WHEN $3 THEN $4 ELSE name END,
          interval = COALESCE($5, interval),
@@ -152,6 +168,7 @@ export class WatchlistsRepository {
     await this.db.transaction(async (em) => {
       // Counted under the account's lock: a concurrent edit cannot change what is already watched meanwhile.
       await lockAccount(em, accountId);
+      await lockWatchlist(em, watchlistId);
       const phones = entries.map((entry) => entry.phone);
       const [{ count }] = await em.query(
         `SELECT count(*) FROM watchlist_entries WHERE watchlist_id = $1 AND removed_at IS NULL AND phone = ANY($2::text[])`,
@@ -164,49 +181,49 @@ export class WatchlistsRepository {
 
   /** Stops watching numbers. An entry charged in a running round still gets its answer (it was paid for). */
   async removeEntries(watchlistId: string, phones: string[]): Promise<void> {
-    await this.db.query(`UPDATE watchlist_entries SET removed_at = now() WHERE watchlist_id = $1 AND phone = ANY($2::text[]) AND removed_at IS NULL`, [
-      watchlistId,
-      phones,
-    ]);
+    await this.db.transaction(async (em) => {
+      await lockWatchlist(em, watchlistId);
+      await em.query(`UPDATE watchlist_entries SET removed_at = now() WHERE watchlist_id = $1 AND phone = ANY($2::text[]) AND removed_at IS NULL`, [watchlistId, phones]);
+    });
   }
 
   /**
    * Deleted watchlists are kept for the ledger's sake (their rounds' sources) but never shown or run
-   * again. In the same transaction, entries charged for the running round and not checked in it are
-   * marked done and refunded (`refund`, once per charge by its reference): no worker will check them.
-   * A worker recording them at the same time waits for the row locks and then skips them.
+   * again. Entries charged for the running round and not checked in it are marked done and returned:
+   * WatchlistsService refunds them in the same transaction (it opens it; no worker will check them).
+   * A worker recording them at the same time waits for the row locks and then skips them. Undefined
+   * when there is no such watchlist.
    */
-  async markDeleted(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
-    return this.stopRound(accountId, id, 'deleted', refund);
+  async markDeleted(accountId: string, id: string): Promise<Unchecked | undefined> {
+    return this.stopRound(accountId, id, 'deleted');
   }
 
   /**
-   * Pauses the watchlist (`paused`, by its owner) and, as a deletion does, refunds the entries its
-   * running round charged and had not checked: a paused round may never be resumed. On resume the
-   * round finishes without them (they keep their last answer).
+   * Pauses the watchlist (`paused`, by its owner) and, as a deletion does, answers the entries its
+   * running round charged and had not checked, to refund: a paused round may never be resumed. On
+   * resume the round finishes without them (they keep their last answer).
    */
-  async pause(accountId: string, id: string, refund: RefundUnchecked): Promise<boolean> {
-    return this.stopRound(accountId, id, 'paused', refund);
+  async pause(accountId: string, id: string): Promise<Unchecked | undefined> {
+    return this.stopRound(accountId, id, 'paused');
   }
 
-  private async stopRound(accountId: string, id: string, status: 'deleted' | 'paused', refund: RefundUnchecked): Promise<boolean> {
-    return this.db.transaction(async (em) => {
-      const [lists]: [Array<{ round: number; round_running: boolean; round_cost: number | null }>] = await em.query(
-        `UPDATE watchlists SET status = $3 WHERE account_id = $1 AND id = $2 AND status <> 'deleted' RETURNING round, round_running, round_cost`,
-        [accountId, id, status],
-      );
-      const list = lists[0];
-      if (!list) return false;
-      if (list.round_running) {
-        const [unchecked]: [Array<{ charge_id: string }>] = await em.query(
-          `UPDATE watchlist_entries SET checked_round = $2, last_error = $3, checked_at = now()
-            WHERE watchlist_id = $1 AND charged_round = $2 AND checked_round < $2 RETURNING charge_id::text`,
-          [id, list.round, status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED'],
-        );
-        for (const row of unchecked) await refund(em, row.charge_id, Number(list.round_cost), status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED');
-      }
-      return true;
-    });
+  private async stopRound(accountId: string, id: string, status: 'deleted' | 'paused'): Promise<Unchecked | undefined> {
+    const em = joinedTransaction(this.txHost);
+    const reason = status === 'deleted' ? 'WATCHLIST_DELETED' : 'WATCHLIST_PAUSED';
+    const [lists]: [Array<{ round: number; round_running: boolean; round_cost: number | null }>] = await em.query(
+      `UPDATE watchlists SET status = $3::text, deleted_at = CASE WHEN $3::text = 'deleted' THEN now() END
+        WHERE account_id = $1 AND id = $2 AND status <> 'deleted' RETURNING round, round_running, round_cost`,
+      [accountId, id, status],
+    );
+    const list = lists[0];
+    if (!list) return undefined;
+    if (!list.round_running) return { chargeIds: [], cost: 0, reason };
+    const [unchecked]: [Array<{ charge_id: string }>] = await em.query(
+      `UPDATE watchlist_entries SET checked_round = $2, last_error = $3, checked_at = now()
+        WHERE watchlist_id = $1 AND charged_round = $2 AND checked_round < $2 RETURNING charge_id::text`,
+      [id, list.round, reason],
+    );
+    return { chargeIds: unchecked.map((row) => row.charge_id), cost: Number(list.round_cost), reason };
   }
 
   private async findIn(em: EntityManager, accountId: string, id: string): Promise<Watchlist | undefined> {
@@ -219,11 +236,7 @@ export class WatchlistsRepository {
 
   private async checkLimit(em: EntityManager, accountId: string, adding: number, maxWatched: number): Promise<void> {
     await lockAccount(em, accountId);
-    const [{ watched }] = await em.query(
-      `SELECT count(*) AS watched FROM watchlist_entries e JOIN watchlists w ON w.id = e.watchlist_id
-        WHERE w.account_id = $1 AND w.status <> 'deleted' AND e.removed_at IS NULL`,
-      [accountId],
-    );
+    const [{ watched }] = await em.query(`SELECT COALESCE(sum(watched), 0) AS watched FROM watchlists WHERE account_id = $1 AND status <> 'deleted'`, [accountId]);
     if (Number(watched) + adding > maxWatched) {
       throw new AppError(
         'INVALID_REQUEST',
@@ -241,6 +254,15 @@ export class WatchlistsRepository {
       [watchlistId, entries.map((e) => e.phone), entries.map((e) => e.reference)],
     );
   }
+}
+
+/**
+ * The watchlist's row, before its entries: the trigger that keeps `watched` (migration 1764800000000)
+ * updates it after the entries, and a round holds it (FOR SHARE) before writing entries, so taking it
+ * first keeps one lock order and no deadlock.
+ */
+async function lockWatchlist(em: EntityManager, watchlistId: string): Promise<void> {
+  await em.query(`SELECT 1 FROM watchlists WHERE id = $1 FOR NO KEY UPDATE`, [watchlistId]);
 }
 
 /** The account's watched-numbers lock, until the transaction ends (taking it again in it is free). */

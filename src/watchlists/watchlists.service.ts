@@ -2,15 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AccountsService } from '../accounts/accounts.service';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
-import { anyCheckEnabled, NO_CHECK_ENABLED } from '../checks/checks';
 import { AppError } from '../common/errors';
+import { isUuid } from '../common/uuid';
 import { keysetPage } from '../common/keyset-page';
 import { E164_MESSAGE, normalizePhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
-import { refusedCallbackUrl } from '../common/callback-address';
+import { requireCallbackUrl } from '../common/callback-address';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { EventsService } from '../webhooks/events.service';
+import { watchlistKeyPrefix } from './watchlist-callbacks';
 import {
   CreateWatchlistDto, RejectedEntryDto, RoundStartedDto, UpdateWatchlistDto, WatchlistChangePageDto, WatchlistCreatedDto, WatchlistDto,
   WatchlistPageDto, WatchlistSummaryDto,
@@ -18,11 +21,12 @@ import {
 import { RoundsRepository } from './rounds.repository';
 import { nextCheckAt, roundSource } from './watch-rules';
 import { WatchlistWorker } from './watchlist-worker';
-import { NewEntry, RefundUnchecked, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
+import { ERASED_CREATION_ANSWER, NewEntry, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The watchlist routes: what they validate, limit and bill before the rounds run (RoundRunner). */
+const UPDATABLE_FIELDS = ['name', 'interval', 'callback_url', 'paused', 'add', 'remove'] as const satisfies ReadonlyArray<keyof UpdateWatchlistDto>;
+
 @Injectable()
 export class WatchlistsService {
   private readonly allowPrivateCallbacks: boolean;
@@ -36,9 +40,11 @@ export class WatchlistsService {
     private readonly credits: CreditsService,
     private readonly accounts: AccountsService,
     private readonly idempotency: IdempotencyService,
+    private readonly callbacks: EventsService,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
     config: AppConfig,
   ) {
-    this.allowPrivateCallbacks = config.bulk.webhook.allowPrivateNetworks;
+    this.allowPrivateCallbacks = config.callbacks.allowPrivateNetworks;
     this.group = config.watchlists.scheduleGroup;
   }
 
@@ -53,7 +59,7 @@ export class WatchlistsService {
     return this.idempotency.run(account.accountId, idempotencyKey, { route: 'POST /api/v1/watchlists', body }, {
       charged: (keyId) => this.createNow(account.accountId, body, keyId),
       made: (keyId) => this.watchlists.creationAnswer(keyId),
-      free: () => Promise.reject(new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; retry when it has answered.')),
+      rerunUncharged: () => Promise.reject(new AppError('IDEMPOTENCY_CONFLICT', 'A request with this Idempotency-Key is still running; retry when it has answered.')),
     });
   }
 
@@ -63,15 +69,15 @@ export class WatchlistsService {
    */
   private async createNow(accountId: string, body: CreateWatchlistDto, keyId: string | undefined): Promise<string> {
     const earlier = keyId === undefined ? undefined : await this.watchlists.creationAnswer(keyId);
+    if (earlier === null) throw new AppError('IDEMPOTENCY_CONFLICT', ERASED_CREATION_ANSWER);
     if (earlier !== undefined) return earlier;
-    this.checkCallback(body.callback_url);
+    requireCallbackUrl('callback_url', body.callback_url, this.allowPrivateCallbacks);
     if (body.references && body.references.length !== body.phones.length) {
       throw new AppError('INVALID_REQUEST', `references must have one entry per phone (${body.phones.length}), it has ${body.references.length}`);
     }
     const { entries, rejected } = parseEntries(body.phones, body.references);
     if (entries.length === 0) throw new AppError('INVALID_REQUEST', `No number to watch: every entry fails the E.164 rule (${E164_MESSAGE}).`);
-    const { checks, cost } = await this.settings.checksFor(accountId);
-    if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
+    const { cost } = await this.settings.requireChecks(accountId);
     await this.requireBalance(accountId, cost * entries.length);
     const id = randomUUID();
     const answer = await this.watchlists.create(
@@ -111,7 +117,11 @@ export class WatchlistsService {
 
   async update(account: AuthenticatedAccount, id: string, body: UpdateWatchlistDto): Promise<WatchlistSummaryDto> {
     // Bad input is a 400 whatever the id (the contract's order: validation before lookups).
-    if (body.callback_url) this.checkCallback(body.callback_url);
+    if (Object.values(body).every((value) => value === undefined)) {
+      // An empty PATCH is a client mistake (a field name misspelt is refused already), not a silent 200.
+      throw new AppError('INVALID_REQUEST', `Nothing to change: send at least one of ${UPDATABLE_FIELDS.join(', ')}.`);
+    }
+    if (body.callback_url) requireCallbackUrl('callback_url', body.callback_url, this.allowPrivateCallbacks);
     const watchlist = await this.own(account, id);
     const lastRound = (await this.watchlists.lastRounds([watchlist.id])).get(watchlist.id);
     let status: Watchlist['status'] | undefined;
@@ -131,9 +141,15 @@ export class WatchlistsService {
       if (rejected.length > 0) throw new AppError('INVALID_REQUEST', `add[${rejected[0].index}]: ${E164_MESSAGE}`);
       await this.watchlists.addEntries(account.accountId, watchlist.id, entries, await this.accounts.maxWatchedNumbers(account.accountId));
     }
-    if (status === 'paused' && watchlist.status === 'active') await this.watchlists.pause(account.accountId, watchlist.id, this.refundUnchecked);
+    if (status === 'paused' && watchlist.status === 'active') await this.stopRound(account.accountId, watchlist.id, 'pause');
     if (body.remove) await this.watchlists.removeEntries(watchlist.id, body.remove.map((phone) => normalizePhone(phone) ?? phone));
-    await this.watchlists.update(account.accountId, watchlist.id, { name: body.name, interval: body.interval, callbackUrl: body.callback_url, status, nextCheckAt: next });
+    const callbackUrl = body.callback_url;
+    await this.txHost.withTransaction(async () => {
+      await this.watchlists.update(account.accountId, watchlist.id, { name: body.name, interval: body.interval, callbackUrl, status, nextCheckAt: next });
+      // Callbacks not yet delivered go where the watchlist now says (none: given up), as when the URL was read at
+      // delivery; in the same transaction, so that no crash leaves them going to the old URL.
+      if (callbackUrl !== undefined) await this.callbacks.retargetPending(account.accountId, watchlistKeyPrefix(watchlist.id), callbackUrl);
+    });
     if (status === 'active') this.worker.wake();
     return summary((await this.own(account, id)), lastRound);
   }
@@ -141,7 +157,7 @@ export class WatchlistsService {
   async remove(account: AuthenticatedAccount, id: string): Promise<void> {
     const watchlist = await this.own(account, id);
     // Entries charged for a running round and not checked yet are never checked now: refunded.
-    await this.watchlists.markDeleted(account.accountId, watchlist.id, this.refundUnchecked);
+    await this.stopRound(account.accountId, watchlist.id, 'delete');
   }
 
   /** Starts a round now (same billing as a scheduled one); a round already running is answered as it is. */
@@ -150,9 +166,11 @@ export class WatchlistsService {
     if (watchlist.status !== 'active') {
       throw new AppError('INVALID_REQUEST', `This watchlist is ${watchlist.status}: resume it with PATCH {"paused": false} first.`);
     }
-    const { checks, cost } = await this.settings.checksFor(account.accountId);
-    if (watchlist.roundRunning) return { id, round: watchlist.round, status: 'running', cost: cost * watchlist.total };
-    if (!anyCheckEnabled(checks)) throw new AppError('INVALID_REQUEST', NO_CHECK_ENABLED);
+    if (watchlist.roundRunning) {
+      const { cost } = await this.settings.checksFor(account.accountId);
+      return { id, round: watchlist.round, status: 'running', cost: cost * watchlist.total };
+    }
+    const { checks, cost } = await this.settings.requireChecks(account.accountId);
     await this.requireBalance(account.accountId, cost * watchlist.total);
     const round = await this.rounds.startRound(watchlist.id, checks, cost, 'manual');
     this.worker.wake();
@@ -171,14 +189,21 @@ export class WatchlistsService {
     };
   }
 
-  private readonly refundUnchecked: RefundUnchecked = async (transaction, chargeId, cost, reason) => {
-    await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason }, transaction);
-  };
-
-  private checkCallback(url: string | undefined): void {
-    const refused = url === undefined ? undefined : refusedCallbackUrl(url, this.allowPrivateCallbacks);
-    if (refused) throw new AppError('INVALID_REQUEST', `callback_url must point to a public address: ${refused}.`);
+  /**
+   * Pauses or deletes the watchlist and refunds what its running round charged and will never check,
+   * in one transaction opened here (watchlists' rows and credits' refunds commit together). A deleted
+   * watchlist's callbacks not yet delivered are given up with it.
+   */
+  private stopRound(accountId: string, watchlistId: string, how: 'pause' | 'delete'): Promise<void> {
+    return this.txHost.withTransaction(async () => {
+      const unchecked = how === 'pause' ? await this.watchlists.pause(accountId, watchlistId) : await this.watchlists.markDeleted(accountId, watchlistId);
+      for (const chargeId of unchecked?.chargeIds ?? []) {
+        await this.credits.refundPart(chargeId, unchecked!.cost, { reference: `refund:${chargeId}`, reason: unchecked!.reason });
+      }
+      if (how === 'delete' && unchecked) await this.callbacks.giveUpPending(accountId, watchlistKeyPrefix(watchlistId), 'the watchlist was deleted');
+    });
   }
+
 
   private async requireBalance(accountId: string, needed: number): Promise<void> {
     const balance = await this.credits.balance(accountId);
@@ -189,7 +214,7 @@ export class WatchlistsService {
 
   /** Unknown, malformed, deleted and other accounts' ids all answer the same 404. */
   private async own(account: AuthenticatedAccount, id: string): Promise<Watchlist> {
-    const watchlist = UUID.test(id) ? await this.watchlists.find(account.accountId, id.toLowerCase()) : undefined;
+    const watchlist = (await isUuid(id)) ? await this.watchlists.find(account.accountId, id.toLowerCase()) : undefined;
     if (!watchlist) throw new AppError('NOT_FOUND', 'No watchlist with this id.');
     return watchlist;
   }

@@ -5,11 +5,31 @@ import { AppConfig } from '../config/app-config';
 import { publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
 import { signatureHeader } from './callback-signature';
 
-export class CallbackFailedError extends Error {}
+/**
+ * A callback that was not delivered. `message` is the detail, for the operator's log (the address a
+ * name resolved to, the socket error); `customerMessage` is what the customer may see (an event's
+ * `last_error`): it never names or resolves a host of this service's network (issue 24 #8).
+ */
+export class CallbackFailedError extends Error {
+  constructor(
+    readonly customerMessage: string,
+    detail = customerMessage,
+  ) {
+    super(detail);
+  }
+}
+
+/** What a customer is told of a connection that failed: the class of the failure, no address, no name. */
+function customerReason(error: NodeJS.ErrnoException, timeoutMs: number): string {
+  if (error.code === 'ENOTPUBLIC') return 'callback not delivered: its host does not resolve to a public address';
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN') return 'callback not delivered: its host name could not be resolved';
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') return `callback not delivered: no answer within ${timeoutMs} ms`;
+  return 'callback not delivered: the receiver could not be reached';
+}
 
 /**
- * The one place that calls customers' callback URLs. Unless BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS is
- * set, it connects only to public addresses (checked on the address it connects to, see
+ * The one place that calls customers' callback URLs (used by EventsDispatcher only). Unless
+ * CALLBACK_ALLOW_PRIVATE_NETWORKS is set, it connects only to public addresses (checked on the address it connects to, see
  * publicOnlyLookup), so a callback cannot be aimed at this service's own network.
  */
 @Injectable()
@@ -18,8 +38,8 @@ export class CallbackClient {
   private readonly allowPrivateNetworks: boolean;
 
   constructor(config: AppConfig) {
-    this.timeoutMs = config.bulk.webhook.timeoutMs;
-    this.allowPrivateNetworks = config.bulk.webhook.allowPrivateNetworks;
+    this.timeoutMs = config.callbacks.timeoutMs;
+    this.allowPrivateNetworks = config.callbacks.allowPrivateNetworks;
   }
 
   /**
@@ -29,7 +49,7 @@ export class CallbackClient {
    */
   async post(url: string, payload: object, secrets: string[]): Promise<void> {
     const refused = refusedCallbackUrl(url, this.allowPrivateNetworks);
-    if (refused) throw new CallbackFailedError(`callback not delivered: ${refused}`);
+    if (refused) throw new CallbackFailedError('callback not delivered: callback_url is not a public address', `callback not delivered: ${refused}`);
     const target = new URL(url);
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -53,7 +73,7 @@ export class CallbackClient {
           response.destroy(); // the answer is its status; the body is not read
         },
       );
-      request.on('error', (error) => reject(new CallbackFailedError(`callback not delivered: ${error.message}`)));
+      request.on('error', (error) => reject(new CallbackFailedError(customerReason(error, this.timeoutMs), `callback not delivered: ${error.message}`)));
       request.end(body);
     });
     if (status < 200 || status >= 300) throw new CallbackFailedError(`callback answered HTTP ${status}`);

@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../settings/settings.service';
-import { CallbackClient } from './callback.client';
+import { nextRetryInSeconds } from './backoff';
+import { CallbackClient, CallbackFailedError } from './callback.client';
 import { AccountEvent, EventsRepository } from './events.repository';
 import { eventBody } from './events.service';
 
@@ -10,10 +11,13 @@ const BATCH = 20;
 const CLEANUP_EVERY_MS = 3600_000;
 
 /**
- * Delivers pending account events to the account's webhook_url on every instance: signed and with the
- * address rule of bulk callbacks (CallbackClient), retried BULK_WEBHOOK_RETRIES times with a doubling
- * delay from BULK_WEBHOOK_RETRY_DELAY_SECONDS, then `failed`. The URL is read when an event is due,
- * so a URL set after the event still receives it; with none, the event is `no_webhook`.
+ * The one dispatcher of outbound deliveries, on every instance: account events to the account's
+ * webhook_url, bulk jobs' and watchlists' callbacks to their callback_url. Signed with the account's
+ * webhook secrets and with the address rule (CallbackClient), retried CALLBACK_RETRIES times on the
+ * one schedule (nextRetryInSeconds), then `failed`. At least once: a delivery is marked delivered
+ * after the receiver's 2xx, so a crash in between sends it again (receivers deduplicate on `id`).
+ * The webhook_url is read when an event is due, so a URL set after the event still receives it;
+ * with none, the event is `no_webhook`.
  */
 @Injectable()
 export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -31,6 +35,10 @@ export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicati
   ) {}
 
   onApplicationBootstrap(): void {
+    const { deprecatedNames } = this.config.callbacks;
+    if (deprecatedNames.length > 0) {
+      this.logger.warn(`Deprecated configuration: ${deprecatedNames.join(', ')} still read; rename to CALLBACK_* (see docs/operations.md)`);
+    }
     this.schedule();
   }
 
@@ -42,7 +50,7 @@ export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicati
 
   /** Delivers what is due now (also what the timer runs). */
   async deliverDue(): Promise<void> {
-    const { timeoutMs } = this.config.bulk.webhook;
+    const { timeoutMs } = this.config.callbacks;
     for (;;) {
       const due = await this.events.claimDue(BATCH, Math.ceil((2 * timeoutMs) / 1000) + 5);
       await Promise.all(due.map((event) => this.deliver(event)));
@@ -67,16 +75,20 @@ export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async deliver(event: AccountEvent): Promise<void> {
-    const { retries, retryDelaySeconds } = this.config.bulk.webhook;
     try {
-      const url = await this.settings.webhookUrl(event.accountId);
+      const url = event.callbackUrl ?? (await this.settings.webhookUrl(event.accountId));
       if (!url) return await this.events.markNoWebhook(event.id);
-      await this.callbacks.post(url, eventBody(event), await this.settings.webhookSecrets(event.accountId));
+      const body = event.callbackUrl ? event.payload : eventBody(event);
+      await this.callbacks.post(url, body, await this.settings.webhookSecrets(event.accountId));
       await this.events.markDelivered(event.id);
     } catch (error) {
-      const retryIn = event.attempts > retries ? null : retryDelaySeconds * 2 ** (event.attempts - 1) * (1 + Math.random() / 4);
-      await this.events.markAttemptFailed(event.id, (error as Error).message, retryIn);
-      if (retryIn === null) this.logger.warn(`Account event ${event.id} (${event.type}) given up after ${event.attempts} attempts: ${(error as Error).message}`);
+      const retryIn = nextRetryInSeconds(event.attempts, this.config.callbacks);
+      // The customer sees the failure's class; its detail (addresses, names of our network) goes to this log only.
+      const shown = error instanceof CallbackFailedError ? error.customerMessage : 'callback not delivered';
+      await this.events.markAttemptFailed(event.id, shown, retryIn);
+      const detail = (error as Error).message;
+      if (retryIn === null) this.logger.warn(`Account event ${event.id} (${event.type}) given up after ${event.attempts} attempts: ${detail}`);
+      else this.logger.warn(`Account event ${event.id} (${event.type}) attempt ${event.attempts} failed: ${detail}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 
 export const EVENT_STATES = ['pending', 'delivered', 'failed', 'no_webhook'] as const;
 export type EventState = (typeof EVENT_STATES)[number];
@@ -15,29 +16,45 @@ export interface AccountEvent {
   lastError: string | null;
   createdAt: Date;
   deliveredAt: Date | null;
+  /** Where it goes: a bulk job's or a watchlist's callback_url (`payload` is then the whole body), or null: the account's webhook_url. */
+  callbackUrl: string | null;
 }
 
 /** How long events are kept and listed. */
 export const EVENT_RETENTION_DAYS = 30;
 
-const COLUMNS = 'id, account_id, type, payload, state, attempts, last_error, created_at, delivered_at';
+const COLUMNS = 'id, account_id, type, payload, state, attempts, last_error, created_at, delivered_at, callback_url';
 
 /**
- * The outbox of account events (migration CustomerControls). balance.low rows are written by the
- * charge statements themselves (credits/), in the same statement as the charge; the rest through
- * `record`. Delivery claims due rows with a lease, so that instances share the work without sending
- * one event twice at the same time.
+ * The one outbox of outbound deliveries (account_events, migrations CustomerControls and
+ * OneCallbackOutbox): account events to webhook_url, bulk jobs' and watchlists' callbacks to their
+ * callback_url. balance.low rows are written by the charge statements themselves (credits/), in the
+ * same statement as the charge; the rest through `record`, inside the transaction of what caused them
+ * when there is one (it joins the caller's service's transaction). Delivery claims due rows with a
+ * lease, so that instances share the work without sending one event twice at the same time.
  */
 @Injectable()
 export class EventsRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
-  /** One event; writing the same `dedupeKey` again changes nothing (a retried bulk finisher). */
-  async record(accountId: string, type: string, payload: object, dedupeKey: string): Promise<void> {
-    await this.db.query(
-      `INSERT INTO account_events (account_id, type, payload, dedupe_key) VALUES ($1, $2, $3, $4)
+  /** One delivery; writing the same `dedupeKey` again changes nothing (a retried finisher). */
+  async record(accountId: string, type: string, payload: object, dedupeKey: string, callbackUrl: string | null = null): Promise<void> {
+    await this.txHost.tx.query(
+      `INSERT INTO account_events (account_id, type, payload, dedupe_key, callback_url) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT ON CONSTRAINT account_events_dedupe_key_unique DO NOTHING`,
-      [accountId, type, JSON.stringify(payload), dedupeKey],
+      [accountId, type, JSON.stringify(payload), dedupeKey, callbackUrl],
+    );
+  }
+
+  /** Pending deliveries whose dedupe key starts with `keyPrefix` are given up (what they announce is gone). */
+  async giveUpPending(accountId: string, keyPrefix: string, reason: string): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE account_events SET state = 'failed', last_error = $3
+        WHERE account_id = $1 AND state = 'pending' AND starts_with(dedupe_key, $2)`,
+      [accountId, keyPrefix, reason],
     );
   }
 
@@ -55,6 +72,15 @@ export class EventsRepository {
       [limit, leaseSeconds],
     );
     return rows.map(toEvent);
+  }
+
+  /** Pending deliveries whose dedupe key starts with `keyPrefix` go to `callbackUrl` from their next attempt. */
+  async retargetPending(accountId: string, keyPrefix: string, callbackUrl: string): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE account_events SET callback_url = $3
+        WHERE account_id = $1 AND state = 'pending' AND callback_url IS NOT NULL AND starts_with(dedupe_key, $2)`,
+      [accountId, keyPrefix, callbackUrl],
+    );
   }
 
   async markDelivered(id: string): Promise<void> {
@@ -77,11 +103,11 @@ export class EventsRepository {
     await this.db.query(`UPDATE account_events SET state = 'no_webhook', last_error = 'no webhook_url set' WHERE id = $1`, [id]);
   }
 
-  /** The account's events of the retention period, newest first, keyset-paginated on the id. */
+  /** The account's events (to webhook_url; callbacks to a callback_url are not listed) of the retention period, newest first, keyset-paginated on the id. */
   async page(accountId: string, limit: number, beforeId: string | undefined): Promise<AccountEvent[]> {
     const rows: EventRow[] = await this.db.query(
       `SELECT ${COLUMNS} FROM account_events
-        WHERE account_id = $1 AND created_at > now() - make_interval(days => $4)
+        WHERE account_id = $1 AND callback_url IS NULL AND created_at > now() - make_interval(days => $4)
           AND ($2::bigint IS NULL OR id < $2::bigint)
         ORDER BY id DESC LIMIT $3`,
       [accountId, beforeId ?? null, limit, EVENT_RETENTION_DAYS],
@@ -104,6 +130,7 @@ interface EventRow {
   last_error: string | null;
   created_at: Date;
   delivered_at: Date | null;
+  callback_url: string | null;
 }
 
 function toEvent(row: EventRow): AccountEvent {
@@ -117,5 +144,6 @@ function toEvent(row: EventRow): AccountEvent {
     lastError: row.last_error,
     createdAt: row.created_at,
     deliveredAt: row.delivered_at,
+    callbackUrl: row.callback_url,
   };
 }

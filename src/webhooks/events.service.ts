@@ -12,6 +12,26 @@ export function eventBody(event: AccountEvent): { id: string; type: string; crea
 export class EventsService {
   constructor(private readonly events: EventsRepository) {}
 
+  /**
+   * A delivery to a callback_url of the account's (a bulk job's, a watchlist's), signed with its
+   * webhook secrets when due: `body` is what the receiver gets. Once per `dedupeKey`. Inside a
+   * transaction a service opened, it commits with it.
+   */
+  callback(accountId: string, type: string, callbackUrl: string, body: object, dedupeKey: string): Promise<void> {
+    return this.events.record(accountId, type, body, dedupeKey, callbackUrl);
+  }
+
+  /** The pending deliveries of `keyPrefix` (a deleted watchlist's) are given up, never sent. */
+  giveUpPending(accountId: string, keyPrefix: string, reason: string): Promise<void> {
+    return this.events.giveUpPending(accountId, keyPrefix, reason);
+  }
+
+  /** The pending deliveries of `keyPrefix` go to `callbackUrl` from now on; with null, they are given up. */
+  retargetPending(accountId: string, keyPrefix: string, callbackUrl: string | null): Promise<void> {
+    if (callbackUrl === null) return this.events.giveUpPending(accountId, keyPrefix, 'callback_url was removed');
+    return this.events.retargetPending(accountId, keyPrefix, callbackUrl);
+  }
+
   /** A bulk job without callback_url completed: its completion goes to the account's webhook_url. Once per job. */
   bulkCompleted(accountId: string, job: { id: string; status: string; total: number }): Promise<void> {
     return this.events.record(accountId, 'bulk.completed', { id: job.id, status: job.status, total: job.total }, `bulk.completed:${job.id}`);

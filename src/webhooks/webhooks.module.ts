@@ -7,13 +7,14 @@ import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 
 /**
- * Signed deliveries to customers' URLs (public addresses only): the client bulk jobs and watchlists
- * use, and the account events outbox (balance.low, bulk.completed to webhook_url).
+ * Every signed delivery to customers' URLs (public addresses only): one outbox (account_events), one
+ * dispatcher, one retry schedule, one signature. Other modules only record what to send
+ * (EventsService); none of them calls a URL.
  */
 @Module({
   imports: [SettingsModule],
   controllers: [EventsController],
   providers: [CallbackClient, EventsRepository, EventsService, EventsDispatcher],
-  exports: [CallbackClient, EventsService],
+  exports: [EventsService],
 })
 export class WebhooksModule {}

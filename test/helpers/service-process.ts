@@ -21,9 +21,11 @@ export const ROOT = resolve(__dirname, '../..');
 export async function startServiceProcess(
   env: Record<string, string | undefined>,
   port: number,
-  options: { ownProcessGroup?: boolean; cwd?: string } = {},
+  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean } = {},
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+  // npmStart: the real `npm start` (build what changed, then the built service), `child` being npm.
+  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts']];
+  const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     detached: options.ownProcessGroup ?? false,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },

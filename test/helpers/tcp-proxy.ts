@@ -1,10 +1,22 @@
 import { createServer, Server, Socket, connect } from 'node:net';
 
-/** A TCP proxy on 127.0.0.1 in front of a real server, which a test can cut to simulate an outage. */
+/**
+ * A TCP proxy on 127.0.0.1 in front of a real server, which a test can cut to simulate an outage,
+ * reset (every connection dropped, the next ones accepted), make lose the server's replies, or
+ * blackhole (connections accepted, nothing forwarded either way, no answer ever).
+ */
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** Each client socket's connection to the server. */
+  private readonly pairs = new Map<Socket, Socket>();
+  private refusing = false;
+  private blackholed = false;
   port = 0;
+  /** Connections dropped by `reset` so far. */
+  resets = 0;
+  /** Connections clients opened to the proxy so far. */
+  accepted = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -12,18 +24,39 @@ export class TcpProxy {
   ) {}
 
   async start(port = 0): Promise<number> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
+    this.server = createServer((client) => this.accept(client));
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
     return this.port;
+  }
+
+  private accept(client: Socket): void {
+    this.accepted++;
+    this.track(client);
+    if (this.refusing) {
+      client.resetAndDestroy();
+      return;
+    }
+    if (this.blackholed) {
+      client.on('data', () => undefined); // swallowed: no connection is made, nothing answers
+      return;
+    }
+    const upstream = connect(this.targetPort, this.targetHost);
+    this.track(upstream);
+    // Piped (cheap, with back-pressure) until a fault needs to drop what passes: see loseReplies, blackhole.
+    client.pipe(upstream).pipe(client);
+    this.pairs.set(client, upstream);
+    client.on('close', () => {
+      this.pairs.delete(client);
+      upstream.destroy();
+    });
+    upstream.on('close', () => client.destroy());
+  }
+
+  private track(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => undefined);
   }
 
   /** Drops every open connection and refuses new ones. */
@@ -35,6 +68,45 @@ export class TcpProxy {
 
   async restore(): Promise<void> {
     await this.start(this.port);
+  }
+
+  /**
+   * Resets (TCP RST) every open connection, as a failover or a NAT losing its table would; new
+   * connections are reset too for `refuseForMs`, then accepted again.
+   */
+  reset(refuseForMs = 0): void {
+    for (const socket of this.sockets) {
+      this.resets++;
+      socket.resetAndDestroy();
+    }
+    if (refuseForMs > 0) {
+      this.refusing = true;
+      setTimeout(() => (this.refusing = false), refuseForMs);
+    }
+  }
+
+  /** From now on, what the server sends on the connections open now is lost (what they send still reaches it). */
+  loseReplies(): void {
+    for (const [, upstream] of this.pairs) {
+      upstream.unpipe();
+      upstream.on('data', () => undefined);
+    }
+  }
+
+  /** Nothing forwarded either way, on the open connections and new ones, until `unblackhole`. */
+  blackhole(): void {
+    this.blackholed = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe();
+      upstream.unpipe();
+      client.on('data', () => undefined);
+      upstream.on('data', () => undefined);
+    }
+  }
+
+  unblackhole(): void {
+    this.blackholed = false;
+    for (const socket of this.sockets) socket.destroy();
   }
 }
 

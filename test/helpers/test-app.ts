@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AdminService } from '../../src/admin/admin.service';
 import { createApp } from '../../src/app-factory';
+import type { AppExtensions } from '../../src/app.module';
 import { AppConfig } from '../../src/config/app-config';
 import { validateEnvironment } from '../../src/config/environment';
 
@@ -16,8 +17,11 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real AppModule over the e2e database, configured like production plus `env` overrides. */
-export async function startTestApp(env: Record<string, string | undefined> = {}): Promise<TestApp> {
+/**
+ * The real AppModule over the e2e database, configured like production plus `env` overrides, and
+ * `extensions` (checks registered beside the built-in ones) when given.
+ */
+export async function startTestApp(env: Record<string, string | undefined> = {}, extensions: AppExtensions = {}): Promise<TestApp> {
   // Each app counts and caches under its own Redis prefixes, so suites running side by side never
   // share rate-limit windows or cached answers; a test that wants sharing passes the same prefix.
   const isolation = `pf:test:${randomBytes(6).toString('hex')}:`;
@@ -29,7 +33,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {})
     ...env,
   };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);
-  const app = await createApp(config);
+  const app = await createApp(config, undefined, extensions);
   await app.init();
   return {
     app,

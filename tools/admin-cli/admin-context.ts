@@ -3,10 +3,12 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminModule } from '../../src/admin/admin.module';
 import { AdminService } from '../../src/admin/admin.service';
+import { ChecksModule } from '../../src/checks/checks.module';
 import { AppConfig } from '../../src/config/app-config';
 import { AppConfigModule } from '../../src/config/config.module';
 import { loadEnvironment } from '../../src/config/load-config';
 import { dataSourceOptions } from '../../src/database/data-source-options';
+import { TransactionsModule } from '../../src/database/transactions';
 import { migrate, openDatabase } from '../../src/database/database-runtime';
 
 /**
@@ -21,7 +23,9 @@ class AdminCliModule {
       module: AdminCliModule,
       imports: [
         AppConfigModule.forRoot(config),
+        ChecksModule.forRoot(config.checkTuning),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, 2), autoLoadEntities: true, logging: false }),
+        TransactionsModule,
         AdminModule,
       ],
     };

@@ -1,3 +1,4 @@
+import { E164_MESSAGE, normalizePhone } from '../../src/common/phone';
 import { integerArg, ParsedArgs, UsageError } from './args';
 import { accountOutput, ACCOUNT_COMMANDS, CommandSpec, lines, table } from './commands';
 
@@ -98,6 +99,21 @@ const CONTROL_COMMANDS: CommandSpec[] = [
         const rows = page.entries.map((e) => [e.id, e.type, e.amount, e.balance_after, e.phone ?? '', e.source ?? '', e.created_at]);
         const text = table(['id', 'type', 'amount', 'balance_after', 'phone', 'source', 'created_at'], rows);
         return { json: page, text: page.next_cursor ? `${text}\nnext page: --cursor ${page.next_cursor}` : `${text}\n${lines([['entries', rows.length]])}` };
+      };
+    },
+  },
+  {
+    name: 'erase',
+    summary: 'Erase a phone number from every store (docs/privacy.md); the audit trail keeps only its keyed hash.',
+    positionals: ['PHONE'],
+    options: [],
+    examples: ['erase +447400123456', 'erase "+44 7400 123456" --json'],
+    prepare(args) {
+      const [phone] = args.positionals;
+      if (normalizePhone(phone) === undefined) throw new UsageError(E164_MESSAGE);
+      return async (admin, actor) => {
+        const erased = await admin.erase(phone, actor);
+        return { json: erased, text: lines(Object.entries(erased)) };
       };
     },
   },

@@ -18,13 +18,19 @@ export interface LoadRequest {
   phoneBlock?: number;
   connections: number;
   durationSeconds: number;
+  /** Requests per second offered by all connections together (autocannon's overallRate); none: as fast as answered. */
+  overallRate?: number;
 }
 
 export interface LoadFigures {
   requestsPerSecond: number;
   p50: number;
   p99: number;
+  p99_9: number;
+  /** Requests answered in the run (any status). */
+  requests: number;
   non2xx: number;
+  errors: number;
 }
 
 /** Blocks 00-99 of +4474BB NNNNNN: a million valid UK mobile numbers each. */
@@ -54,13 +60,17 @@ async function main(): Promise<void> {
     body: request.body,
     connections: request.connections,
     duration: request.durationSeconds,
+    ...(request.overallRate ? { overallRate: request.overallRate } : {}),
     ...(request.phoneBlock !== undefined ? { requests: [{ setupRequest: uniqueBodies(request.phoneBlock) }] } : {}),
   });
   const figures: LoadFigures = {
     requestsPerSecond: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
+    p99_9: result.latency.p99_9,
+    requests: result.requests.total,
     non2xx: result.non2xx,
+    errors: result.errors,
   };
   process.stdout.write(JSON.stringify(figures));
 }

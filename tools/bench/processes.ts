@@ -40,11 +40,20 @@ function startProcess(command: string, args: string[], env: NodeJS.ProcessEnv, r
   });
 }
 
-/** A compiled server script (dist/), run by this Node with the production flags. */
-export function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string): Promise<ChildProcess> {
-  const compiled = resolve(ROOT, 'dist', script.replace(/\.ts$/, '.js'));
+/** Where a child runs from: another Node binary, flags before the production ones, another checkout's build. */
+export interface ChildRuntime {
+  node?: string;
+  nodeFlags?: string[];
+  /** A checkout (built) whose dist/ holds the script; default this one. */
+  root?: string;
+}
+
+/** A compiled server script (dist/), run by this Node (or `runtime.node`) with the production flags. */
+export function startChild(script: string, args: string[], env: Record<string, string>, ready: RegExp | string, runtime: ChildRuntime = {}): Promise<ChildProcess> {
+  const compiled = resolve(runtime.root ?? ROOT, 'dist', script.replace(/\.ts$/, '.js'));
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: build first (npm run build)`);
-  return startProcess(process.execPath, [...PRODUCTION_NODE_FLAGS, compiled, ...args], { ...process.env, ...env }, ready, script);
+  const flags = [...(runtime.nodeFlags ?? []), ...PRODUCTION_NODE_FLAGS];
+  return startProcess(runtime.node ?? process.execPath, [...flags, compiled, ...args], { ...process.env, ...env }, ready, script);
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {
@@ -64,8 +73,13 @@ export interface BenchRedis {
 /** REDIS_URL when set; otherwise a redis-server of the bench's own on a free port, without persistence. */
 export async function benchRedis(): Promise<BenchRedis> {
   if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, origin: 'REDIS_URL', stop: async () => undefined };
+  return privateRedis();
+}
+
+/** A redis-server of the bench's own on a free port, without persistence; its pid for its CPU time. */
+export async function privateRedis(): Promise<BenchRedis & { pid: number }> {
   const port = await freePort();
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   const server = await startProcess('redis-server', args, process.env, /Ready to accept connections/, 'redis-server');
-  return { url: `redis://127.0.0.1:${port}`, origin: `own redis-server :${port}`, stop: () => stopChild(server) };
+  return { url: `redis://127.0.0.1:${port}`, origin: `own redis-server :${port}`, pid: server.pid!, stop: () => stopChild(server) };
 }

@@ -8,7 +8,8 @@
  * caches, connections). Every scenario, and every warm-up, has numbers of its own (a block of
  * +4474BB…, see load-generator.ts) and each service run its own cache key prefix: no scenario finds
  * answers an earlier one cached. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a
- * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk and watchlist jobs.
+ * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk and watchlist jobs,
+ * BENCH_FIXED_RATE=0 the fixed-rate rows (fixed-rate.ts, also `npm run bench:fixed-rate` alone).
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -19,6 +20,7 @@ import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
 import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
 import { benchRedis, PRODUCTION_NODE_FLAGS, ROOT, startChild, stopChild } from './processes';
 import { describeWatchlistResult, runWatchlistBenchmark, WatchlistBenchmarkResult } from './watchlist';
+import { runFixedRate, summarize } from './fixed-rate';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
@@ -179,6 +181,10 @@ async function main(): Promise<void> {
     );
   }
   if (watchlist) console.log(describeWatchlistResult(watchlist));
+  if (process.env.BENCH_FIXED_RATE !== '0') {
+    // Its own private servers (see fixed-rate.ts): CPU per call per process at a fixed offered rate.
+    console.log(`\n${summarize(await runFixedRate()).join('\n')}`);
+  }
 }
 
 main().then(

@@ -6,7 +6,7 @@ const USAGE = `Upstream simulator for the HLR Lookups API v2 protocol (docs/upst
 
   npm run upstream -- [--port 4010] [--host 127.0.0.1] [--latency-ms 150] [--error-rate 0.05] [--outage]
                       [--key ${SIMULATOR_DEFAULTS.key}] [--secret ${SIMULATOR_DEFAULTS.secret}]
-                      [--fault <fault>] [--fault-for <e164>=<fault> ...] [--slow-ms 10000]
+                      [--fault <fault>] [--fault-for <e164>=<fault> ...] [--slow-ms 10000] [--giant-bytes 268435456]
                       [--rate-limit <requests>/<seconds>] [--balance 100]
   npm run upstream -- --check-sdk     sign requests the way each official SDK does, against a fresh simulator
 
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
       fault: { type: 'string' },
       'fault-for': { type: 'string', multiple: true },
       'slow-ms': { type: 'string' },
+      'giant-bytes': { type: 'string' },
       'rate-limit': { type: 'string' },
       balance: { type: 'string' },
       'check-sdk': { type: 'boolean', default: false },
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
     fault: values.fault === undefined ? null : faultOption('fault', values.fault),
     faultsByNumber: faultsByNumber(values['fault-for']),
     slowMs: numberOption('slow-ms', values['slow-ms'], SIMULATOR_DEFAULTS.slowMs),
+    giantBytes: numberOption('giant-bytes', values['giant-bytes'], SIMULATOR_DEFAULTS.giantBytes),
     rateLimit: rateLimitOption(values['rate-limit']),
     balance: numberOption('balance', values.balance, SIMULATOR_DEFAULTS.balance),
   });

@@ -18,9 +18,11 @@ export const HTTP_FAULTS = ['http-400', 'http-401', 'http-402', 'http-403', 'htt
 /**
  * Every failure the simulator can play, for every lookup (`fault`) or for chosen numbers
  * (`faultsByNumber`): the body faults of answers.ts, the HTTP faults, `partial` (the JSON is cut
- * short mid-answer) and `slow` (the answer comes after `slowMs`).
+ * short mid-answer), `slow` (the answer comes after `slowMs`), `giant` (a valid answer padded to
+ * `giantBytes`, streamed without a Content-Length as fast as the client reads) and `drip` (the
+ * headers at once, then the answer a few bytes at a time over `slowMs`).
  */
-export const SIMULATED_FAULTS = [...BODY_FAULTS, ...HTTP_FAULTS, 'partial', 'slow'] as const;
+export const SIMULATED_FAULTS = [...BODY_FAULTS, ...HTTP_FAULTS, 'partial', 'slow', 'giant', 'drip'] as const;
 export type SimulatedFault = (typeof SIMULATED_FAULTS)[number];
 
 export interface UpstreamSimulatorOptions {
@@ -41,8 +43,10 @@ export interface UpstreamSimulatorOptions {
   fault: SimulatedFault | null;
   /** Faults for chosen E.164 numbers; they win over `fault`. */
   faultsByNumber: Readonly<Record<string, SimulatedFault>>;
-  /** How long a `slow` fault waits before answering. */
+  /** How long a `slow` fault waits before answering, and how long a `drip` answer takes. */
   slowMs: number;
+  /** The size of a `giant` answer, in bytes. */
+  giantBytes: number;
   /** The upstream's request limit: more signed requests than this in a window are answered 429 with Retry-After. */
   rateLimit: { requests: number; windowSeconds: number } | null;
   /** Account balance answered by GET /balance, lowered by the cost of every answered lookup. */
@@ -61,6 +65,7 @@ export const SIMULATOR_DEFAULTS: Readonly<UpstreamSimulatorOptions> = {
   fault: null,
   faultsByNumber: {},
   slowMs: 10_000,
+  giantBytes: 256 * 1024 * 1024,
   rateLimit: null,
   balance: 100,
 };
@@ -72,6 +77,8 @@ export interface UpstreamSimulatorStats {
   byPath: Record<string, number>;
   /** Requests per HTTP status answered. */
   byStatus: Record<string, number>;
+  /** Bytes of `giant` and `drip` answers the client took before it finished or went away. */
+  streamedBytes: number;
 }
 
 export interface UpstreamSimulator {
@@ -95,28 +102,11 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
   const timers = new Set<NodeJS.Timeout>();
 
   /** Waits `ms`, or gives up quietly when the client goes away (so a 10 s answer never outlives its caller). */
-  const wait = (ms: number, response: http.ServerResponse) =>
-    new Promise<boolean>((resolve) => {
-      if (ms <= 0) return resolve(true);
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        resolve(true);
-      }, ms);
-      timers.add(timer);
-      response.once('close', () => {
-        clearTimeout(timer);
-        timers.delete(timer);
-        resolve(false);
-      });
-    });
+  const wait = waiter(timers);
 
   const send = (response: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}, cutShort = false) => {
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
-    if (response.writableEnded || response.destroyed) return;
-    const whole = JSON.stringify(body);
-    const text = cutShort ? whole.slice(0, Math.floor(whole.length / 2)) : whole;
-    response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...headers });
-    response.end(text);
+    sendJson(response, status, body, headers, cutShort);
   };
   const fail = (response: http.ServerResponse, status: number, code: string, message: string, headers: http.OutgoingHttpHeaders = {}) =>
     send(response, status, { errors: [{ code, message }] }, headers);
@@ -190,6 +180,12 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
     const facts = await numberFacts(e164, rule, bodyFault);
     const answer = route === 'hlr-lookup' ? hlrAnswer(facts) : route === 'nt-lookup' ? await ntAnswer(facts) : mnpAnswer(facts);
     settings.balance = Math.max(0, settings.balance - Number(answer.cost));
+    if (fault === 'giant' || fault === 'drip') {
+      stats.byStatus[200] = (stats.byStatus[200] ?? 0) + 1;
+      const written = fault === 'giant' ? await streamGiant(response, answer, settings.giantBytes) : await streamDrip(response, answer, settings.slowMs);
+      stats.streamedBytes += written;
+      return;
+    }
     return send(response, 200, breakSchema(answer, bodyFault), {}, fault === 'partial');
   };
 
@@ -239,7 +235,89 @@ const ROUTES: Record<string, 'hlr-lookup' | 'nt-lookup' | 'mnp-lookup' | 'auth-t
 };
 
 function emptyStats(): UpstreamSimulatorStats {
-  return { requests: 0, byPath: {}, byStatus: {} };
+  return { requests: 0, byPath: {}, byStatus: {}, streamedBytes: 0 };
+}
+
+/** A wait of `ms` that resolves false as soon as the client goes away; its timer is kept in `timers` for close(). */
+export function waiter(timers: Set<NodeJS.Timeout>): (ms: number, response: http.ServerResponse) => Promise<boolean> {
+  return (ms, response) =>
+    new Promise<boolean>((resolve) => {
+      if (ms <= 0) return resolve(true);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve(true);
+      }, ms);
+      timers.add(timer);
+      response.once('close', () => {
+        clearTimeout(timer);
+        timers.delete(timer);
+        resolve(false);
+      });
+    });
+}
+
+/** A JSON answer with its Content-Length; `cutShort` sends only its first half (a broken answer). */
+export function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}, cutShort = false): void {
+  if (response.writableEnded || response.destroyed) return;
+  const whole = JSON.stringify(body);
+  const text = cutShort ? whole.slice(0, Math.floor(whole.length / 2)) : whole;
+  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), ...headers });
+  response.end(text);
+}
+
+/** Resolves with whether the response may take more (false once the client went away). */
+function writeChunk(response: http.ServerResponse, chunk: string): Promise<boolean> {
+  if (response.destroyed || response.writableEnded) return Promise.resolve(false);
+  if (response.write(chunk)) return Promise.resolve(!response.destroyed);
+  return new Promise((resolve) => {
+    const done = (open: boolean) => {
+      response.off('drain', onDrain);
+      response.off('close', onClose);
+      resolve(open);
+    };
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    response.once('drain', onDrain);
+    response.once('close', onClose);
+  });
+}
+
+/**
+ * A valid answer padded (an unknown field first) to `totalBytes`, chunked, written only as fast as the
+ * client reads: the bytes written are the bytes the client took. Returns them.
+ */
+export async function streamGiant(response: http.ServerResponse, answer: object, totalBytes: number): Promise<number> {
+  const rest = JSON.stringify(answer).slice(1);
+  response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+  let written = 0;
+  const head = '{"padding":"';
+  if (!(await writeChunk(response, head))) return written;
+  written += head.length;
+  const block = 'x'.repeat(64 * 1024);
+  while (written + block.length + rest.length + 2 < totalBytes) {
+    if (!(await writeChunk(response, block))) return written;
+    written += block.length;
+  }
+  const tail = `",${rest}`;
+  if (await writeChunk(response, tail)) written += tail.length;
+  response.end();
+  return written;
+}
+
+/** The answer a few bytes at a time, spread over `durationMs`. Returns the bytes the client took. */
+export async function streamDrip(response: http.ServerResponse, answer: object, durationMs: number): Promise<number> {
+  const text = JSON.stringify(answer);
+  const pieces = Math.max(1, Math.ceil(text.length / 8));
+  response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+  let written = 0;
+  for (let i = 0; i < pieces; i++) {
+    await new Promise((resolve) => setTimeout(resolve, durationMs / pieces));
+    const piece = text.slice(i * 8, i * 8 + 8);
+    if (!(await writeChunk(response, piece))) return written;
+    written += piece.length;
+  }
+  response.end();
+  return written;
 }
 
 function readBody(request: http.IncomingMessage): Promise<string | null> {

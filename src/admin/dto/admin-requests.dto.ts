@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, NotEquals } from 'class-validator';
+import { IsPhone } from '../../common/is-phone.decorator';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { ADMIN_LIMITS } from '../admin.service';
 
@@ -13,13 +14,13 @@ export class CreateAccountDto {
   @MaxLength(ADMIN_LIMITS.nameLength)
   name: string;
 
-  @ApiPropertyOptional({ example: 'free', default: 'free', description: 'One of the plans of GET /admin/v1/plans.' })
+  @ApiPropertyOptional({ example: 'free', description: 'One of the plans of GET /admin/v1/plans. Default: `free`.' })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   plan?: string;
 
-  @ApiPropertyOptional({ example: 1000, default: 0, minimum: 0, maximum: ADMIN_LIMITS.credits, description: 'Initial credits (a TOPUP ledger row).' })
+  @ApiPropertyOptional({ example: 1000, minimum: 0, maximum: ADMIN_LIMITS.credits, description: 'Initial credits (a TOPUP ledger row). Default: 0.' })
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -121,4 +122,12 @@ export class AccountsQueryDto extends PageQueryDto({ defaultLimit: ADMIN_LIMITS.
   @Min(0)
   @Max(ADMIN_LIMITS.credits)
   balance_below?: number;
+}
+
+export class ErasureRequestDto {
+  @ApiProperty({ example: '+44 7400 123456', description: 'The number to erase, in any form /filter accepts (E.164; spaces, "-", ".", "(" and ")" ignored).' })
+  @IsString()
+  @MaxLength(64)
+  @IsPhone()
+  phone: string;
 }

@@ -9,11 +9,12 @@ export class CreatedAccountDto {
   api_key: string;
 }
 
-/** Not ChecksDto: that name is the customer settings' schema, and schema names are global in the document. */
+/**
+ * Not ChecksDto: that name is the customer settings' schema, and schema names are global in the document.
+ * Every registered check, on or off; its properties in the document come from the CheckRegistry.
+ */
 export class AccountChecksDto {
-  @ApiProperty() network_status: boolean;
-  @ApiProperty() line_type: boolean;
-  @ApiProperty() portability: boolean;
+  [check: string]: boolean;
 }
 
 export class AccountSettingsDto {
@@ -78,7 +79,7 @@ export class AuditEntryDto {
     description: 'account.create, account.update, settings.update, credits.top_up, credits.adjust, key.issue, key.revoke, plan.update',
   })
   action: string;
-  @ApiProperty({ enum: ['account', 'api_key', 'plan'] }) target_type: string;
+  @ApiProperty({ enum: ['account', 'api_key', 'plan', 'phone'], description: 'phone: an erasure; target_id is then the keyed hash of the number, never the number.' }) target_type: string;
   @ApiProperty() target_id: string;
   @ApiProperty({ type: 'object', nullable: true, additionalProperties: true }) before: Record<string, unknown> | null;
   @ApiProperty({ type: 'object', nullable: true, additionalProperties: true }) after: Record<string, unknown> | null;
@@ -105,4 +106,22 @@ export class AccountPageDto {
   @ApiProperty({ type: [AccountSummaryDto] }) accounts: AccountSummaryDto[];
   @ApiProperty({ nullable: true, type: String, description: 'Pass as `cursor` for the next (older) page; null on the last.' })
   next_cursor: string | null;
+}
+
+/** What an erasure changed, store by store (docs/privacy.md). */
+export class ErasureDto {
+  @ApiProperty({ example: '6f1c…', description: 'The keyed hash of the number (DATA_HASH_KEY), as recorded in the audit trail: the number itself is kept nowhere.' })
+  phone_hash: string;
+  @ApiProperty({ example: 3, description: 'Ledger rows whose phone was reduced to its masked form (amounts, references and balances untouched).' })
+  ledger_entries_masked: number;
+  @ApiProperty({ example: 2, description: "Bulk entries, of every account's jobs, reduced to the masked form (one still waiting for its lookup is answered as failed and refunded)." })
+  bulk_entries_masked: number;
+  @ApiProperty({ example: 1, description: 'Watchlist entries deleted (the number is no longer watched), in every account.' }) watchlist_entries_deleted: number;
+  @ApiProperty({ example: 4 }) watchlist_changes_deleted: number;
+  @ApiProperty({ example: 1, description: 'Idempotency-Key rows of the number deleted, or, while their key is alive, stripped of it (a retry gets 409, never a second charge).' })
+  idempotency_keys_erased: number;
+  @ApiProperty({ example: 1, description: 'Callbacks (the outbox) whose body held the number, deleted, delivered or not (a pending one is never sent).' })
+  callback_events_deleted: number;
+  @ApiProperty({ example: 3, description: 'Cached answers deleted from Redis or memory; every instance drops its in-process copy too.' })
+  lookup_cache_entries_deleted: number;
 }

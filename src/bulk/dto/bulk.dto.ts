@@ -3,7 +3,7 @@ import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, Valid
 import { MAX_AGE_CEILING } from '../../common/cache-control';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { SOURCE_MESSAGE, SOURCE_PATTERN } from '../../common/source';
-import { FilterResultDto } from '../../provider/dto/filter-result.dto';
+import { PhoneAnswerDto, type ReportedAnswer } from '../../checks/phone-answer.dto';
 import { BulkEntryInput, entryProblem, MAX_REFERENCE_LENGTH, REFERENCE_RULE } from '../entry-input';
 
 export const MAX_BULK_ENTRIES = 1000;
@@ -53,7 +53,7 @@ export class BulkRequestDto {
   @IsEntryList()
   phones: Array<string | BulkEntryInput>;
 
-  @ApiPropertyOptional({ example: 'crm-import', default: 'internal', description: 'Recorded on the ledger entries of the job.' })
+  @ApiPropertyOptional({ example: 'crm-import', description: 'Recorded on the ledger entries of the job. Default: `internal`.' })
   @IsOptional()
   @IsString()
   @Matches(SOURCE_PATTERN, { message: SOURCE_MESSAGE })
@@ -96,6 +96,12 @@ export class BulkQuoteDto {
   @ApiProperty({ example: true, description: 'Whether the balance (and the daily spending limit, when set) covers the cost now.' }) sufficient: boolean;
 }
 
+export class BulkEntriesDeletedDto {
+  @ApiProperty({ example: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10' }) id: string;
+  @ApiProperty({ example: 1000, description: 'Entries deleted now (0 when they were already gone). The job, its counts and its charges stay.' })
+  deleted_entries: number;
+}
+
 export class BulkAcceptedDto {
   @ApiProperty({ example: '5b0c6f1e-8a8c-4f6e-9a52-0d4c1d8b2f10' }) id: string;
   @ApiProperty({ enum: BULK_STATUSES, example: 'queued', description: '`queued` for a new job; a replay (same Idempotency-Key and body) shows the job\'s status now.' })
@@ -116,8 +122,8 @@ export class BulkEntryDto {
   @ApiPropertyOptional({ example: 'crm-contact-1842', description: 'The entry\'s reference, when it was sent with one.' })
   reference?: string;
 
-  @ApiPropertyOptional({ type: FilterResultDto, description: 'The six fields, as POST /api/v1/filter answers them.' })
-  result?: FilterResultDto;
+  @ApiPropertyOptional({ type: PhoneAnswerDto, description: 'The six fields, as POST /api/v1/filter answers them.' })
+  result?: ReportedAnswer;
 
   @ApiPropertyOptional({ type: BulkEntryErrorDto, description: 'INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded).' })
   error?: BulkEntryErrorDto;

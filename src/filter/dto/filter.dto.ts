@@ -4,14 +4,14 @@ import { IsPhone } from '../../common/is-phone.decorator';
 import { SOURCE_MESSAGE, SOURCE_PATTERN } from '../../common/source';
 
 export class FilterRequestDto {
-  @ApiProperty({ example: '+14155552671', description: 'E.164; spaces, "-", ".", "(" and ")" are ignored.' })
+  @ApiProperty({ example: '+447400123456', description: 'E.164; spaces, "-", ".", "(" and ")" are ignored.' })
   @IsDefined({ message: 'phone is required' })
   @IsString()
   @MaxLength(64)
   @IsPhone()
   phone: string;
 
-  @ApiPropertyOptional({ example: 'website', default: 'internal', description: 'Where the number came from; recorded on the ledger entry.' })
+  @ApiPropertyOptional({ example: 'website', description: 'Where the number came from; recorded on the ledger entry. Default: `internal`.' })
   @IsOptional()
   @IsString()
   @Matches(SOURCE_PATTERN, { message: SOURCE_MESSAGE })

@@ -1,42 +1,14 @@
-import { ProviderUnavailableError } from '../lookup-provider';
+import type { FieldValue } from '../../checks/check-definition';
+import { UpstreamFailure } from '../resilience/upstream-failure';
 import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { brandName, isKnownNumberType, lineTypeFromUpstream } from './hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 
 /**
- * What an upstream failure was, for the metrics (a bounded vocabulary): the HTTP status of a refused
- * request, a lookup the upstream could not complete, or an answer that does not match the schema.
- */
-export type UpstreamFailureKind =
-  | `http_${number}`
-  | 'rate_limited'
-  | 'rate_limit_wait'
-  | 'invalid_answer'
-  | 'processing_rejected'
-  | 'processing_failed'
-  | 'query_failed'
-  /** A completed answer that carries an error_code (counted; the answer stands). */
-  | 'error_code'
-  /** An OK NT answer for a valid number whose number_type is not a word we know (answered UNKNOWN). */
-  | 'unknown_number_type'
-  | ProviderUnavailableError['reason'];
-
-/** A ProviderUnavailableError that says which upstream failure it was (a refunded 503 for the caller). */
-export class UpstreamFailure extends ProviderUnavailableError {
-  constructor(
-    message: string,
-    reason: ProviderUnavailableError['reason'],
-    readonly kind: UpstreamFailureKind,
-  ) {
-    super(message, reason);
-  }
-}
-
-/**
  * The contract's answers from parsed upstream answers (docs/upstream-hlr-lookups.md, "How we map it").
  * A lookup the upstream did not complete is a failure, never a guess: the caller refunds it.
  */
-export function networkStatusFrom(answer: HlrLookupAnswer): NetworkStatusAnswer {
+function networkStatusFrom(answer: HlrLookupAnswer): NetworkStatusAnswer {
   if (answer.processing_status !== 'COMPLETED') {
     const kind = answer.processing_status === 'REJECTED' ? 'processing_rejected' : 'processing_failed';
     throw new UpstreamFailure(`upstream HLR lookup ${answer.processing_status} (error_code ${answer.error_code ?? 'none'})`, 'upstream_error', kind);
@@ -45,9 +17,20 @@ export function networkStatusFrom(answer: HlrLookupAnswer): NetworkStatusAnswer 
   return { status: CONNECTION_STATUS[answer.connectivity_status], carrier: currentNetwork(answer) };
 }
 
-export function numberTypeFrom(answer: NtLookupAnswer): NumberTypeAnswer {
+/** The network check's full record: the contract's answer, the upstream's own status word and the network codes. */
+export function networkStatusRecord(answer: HlrLookupAnswer): Record<string, FieldValue> {
+  const { status, carrier } = networkStatusFrom(answer);
+  return { status, carrier, status_reason: answer.connectivity_status, ...networkCodes(answer) };
+}
+
+function numberTypeFrom(answer: NtLookupAnswer): NumberTypeAnswer {
   if (answer.query_status !== 'OK') throw queryFailed('NT', answer.error_code);
   return { lineType: answer.is_valid === false ? 'UNKNOWN' : lineTypeFromUpstream(answer.number_type) };
+}
+
+/** The number type check's full record. */
+export function numberTypeRecord(answer: NtLookupAnswer): Record<string, FieldValue> {
+  return { line_type: numberTypeFrom(answer).lineType };
 }
 
 /**
@@ -59,9 +42,20 @@ export function unknownNumberType(answer: NtLookupAnswer): string | null {
   return isKnownNumberType(answer.number_type) ? null : (answer.number_type ?? '');
 }
 
-export function portabilityFrom(answer: MnpLookupAnswer): PortabilityAnswer {
+function portabilityFrom(answer: MnpLookupAnswer): PortabilityAnswer {
   if (answer.query_status !== 'OK') throw queryFailed('MNP', answer.error_code);
   return { isPorted: answer.is_ported === true, carrier: currentNetwork(answer) };
+}
+
+/** The portability check's full record: the contract's answer and the network codes. */
+export function portabilityRecord(answer: MnpLookupAnswer): Record<string, FieldValue> {
+  const { isPorted, carrier } = portabilityFrom(answer);
+  return { is_ported: isPorted, carrier, ...networkCodes(answer) };
+}
+
+/** MCC and MNC of the network serving the number, where the upstream gives them (null otherwise). */
+function networkCodes(answer: { mcc?: string | null; mnc?: string | null }): { mcc: string | null; mnc: string | null } {
+  return { mcc: answer.mcc ?? null, mnc: answer.mnc ?? null };
 }
 
 const CONNECTION_STATUS: Record<Exclude<HlrLookupAnswer['connectivity_status'], 'INVALID_MSISDN'>, ConnectionStatus> = {
@@ -81,33 +75,4 @@ function queryFailed(lookup: string, errorCode: number | null | undefined): Upst
  */
 function currentNetwork(answer: { is_ported: boolean | null; ported_network_name: string | null; original_network_name?: string | null }): string | null {
   return answer.is_ported ? brandName(answer.ported_network_name) : brandName(answer.original_network_name);
-}
-
-/**
- * Running totals for /metrics (read at scrape time): what the upstream says it charged, and its
- * failures, by endpoint path. Plain numbers so that moving them to another metrics design is a copy.
- */
-export class UpstreamTally {
-  private readonly costs = new Map<string, number>();
-  private readonly failures = new Map<string, { path: string; kind: UpstreamFailureKind; count: number }>();
-
-  addCost(path: string, cost: string): void {
-    const amount = Number(cost);
-    if (Number.isFinite(amount) && amount > 0) this.costs.set(path, (this.costs.get(path) ?? 0) + amount);
-  }
-
-  addFailure(path: string, kind: UpstreamFailureKind): void {
-    const key = `${path} ${kind}`;
-    const entry = this.failures.get(key);
-    if (entry) entry.count += 1;
-    else this.failures.set(key, { path, kind, count: 1 });
-  }
-
-  costByPath(): ReadonlyMap<string, number> {
-    return this.costs;
-  }
-
-  failureCounts(): Array<{ path: string; kind: UpstreamFailureKind; count: number }> {
-    return [...this.failures.values()].map((entry) => ({ ...entry }));
-  }
 }

@@ -5,10 +5,10 @@ import {
   digestSignature,
   isKnownNumberType,
   lineTypeFromUpstream,
-  rateLimitWaitMs,
   UPSTREAM_NUMBER_TYPES,
   upstreamNumberType,
 } from './hlr-lookups.protocol';
+import { rateLimitWaitMs } from '../resilience/retry-after';
 
 describe('HLR Lookups request signing', () => {
   // Vectors computed outside this code base:

@@ -1,9 +1,9 @@
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LookupProvider, ProviderUnavailableError } from '../lookup-provider';
+import type { CheckAnswer } from '../../checks/check-definition';
+import { answeredNow, Lane, LookupProvider, ProviderUnavailableError, unknownCheck, Upstream } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { describeNumber, originalCarrier } from '../numbering-plan';
-import { CheckName } from '../../checks/checks';
 import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
@@ -13,18 +13,41 @@ type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
  * libphonenumber, network answers from the test-number table. It honours the configured timeout so
  * that the slow test number ends as a timeout after PROVIDER_TIMEOUT_MS, like the real adapter.
  */
-export class SandboxAdapter extends LookupProvider implements OnApplicationBootstrap {
-  readonly name = 'sandbox';
+export class SandboxAdapter extends LookupProvider implements Upstream, OnApplicationBootstrap {
+  readonly provider: string;
   readonly simulated = true;
   private readonly logger = new Logger('LookupProvider');
   private readonly testNumbers = new TestNumberTable();
 
-  constructor(private readonly timeoutMs: number) {
+  constructor(
+    private readonly timeoutMs: number,
+    /** The provider id (LOOKUP_PROVIDERS may name a sandbox anything). */
+    provider = 'sandbox',
+  ) {
     super();
+    this.provider = provider;
   }
 
   onApplicationBootstrap(): void {
     this.logger.warn('PROVIDER=sandbox: lookup results are SIMULATED (the test-number table of docs/api.md), not from a real network.');
+  }
+
+  /** One check's record: the sandbox knows no status reason nor network codes (null). */
+  async answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
+    switch (check) {
+      case 'network_status': {
+        const { status, carrier } = await this.networkStatus(e164);
+        return answeredNow(check, this.provider, { status, carrier, status_reason: null, mcc: null, mnc: null });
+      }
+      case 'line_type':
+        return answeredNow(check, this.provider, { line_type: (await this.numberType(e164)).lineType });
+      case 'portability': {
+        const { isPorted, carrier } = await this.portability(e164);
+        return answeredNow(check, this.provider, { is_ported: isPorted, carrier, mcc: null, mnc: null });
+      }
+      default:
+        throw unknownCheck(this.provider, check);
+    }
   }
 
   async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
@@ -46,8 +69,17 @@ export class SandboxAdapter extends LookupProvider implements OnApplicationBoots
 
   async ping(): Promise<void> {}
 
+  upstreams(): readonly Upstream[] {
+    return [this];
+  }
+
+  /** No breaker: nothing to protect in-process answers from. */
+  circuitState(): undefined {
+    return undefined;
+  }
+
   /** The table's rule for one lookup of a plan-valid number (null when not valid), after its failure or delay. */
-  private async networkRule(e164: string, check: CheckName): Promise<NetworkRule | null> {
+  private async networkRule(e164: string, check: string): Promise<NetworkRule | null> {
     if (!describeNumber(e164).validForPlan) return null;
     const rule = this.testNumbers.rule(e164, check);
     if (rule.kind === 'failure') throw new ProviderUnavailableError('sandbox: simulated upstream failure', 'upstream_error');

@@ -1,19 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateBy } from 'class-validator';
+import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
+import { closestField, OptionalNotNull } from '../../common/validation';
+
+/** A patch example: the first check that is off by default, turned on. */
+const EXAMPLE_PATCH = Object.fromEntries(BUILT_IN_CHECKS.filter((check) => !check.defaultEnabled).slice(0, 1).map((check) => [check.name, true]));
 
 /** Largest credit amount a cap or threshold may name (the admin API's credit limit). */
 export const MAX_CREDIT_SETTING = 1_000_000_000_000;
 
+/**
+ * Every registered check, on or off. Its properties in the OpenAPI document come from the CheckRegistry
+ * (src/checks/checks-openapi.ts): one per check, with its price.
+ */
 export class ChecksDto {
-  @ApiProperty({ example: true, description: 'Network Connection Status (status, carrier). Default on; 4 credits by default.' })
-  network_status: boolean;
-
-  @ApiProperty({ example: false, description: 'Phone Number Type (line_type). Default off; 1 credit by default.' })
-  line_type: boolean;
-
-  @ApiProperty({ example: false, description: 'Portability Status (is_ported, carrier). Default off; 2 credits by default.' })
-  portability: boolean;
+  [check: string]: boolean;
 }
 
 export class SettingsDto {
@@ -68,18 +69,48 @@ export class WebhookSecretRotationDto {
   previous_secret_valid_until: string;
 }
 
+/**
+ * The check names the request layer knows: the built-in ones, and those a CheckRegistry registers at
+ * start-up (SettingsService adds them). SettingsService checks a change again against its own registry.
+ */
+const knownCheckNames = new Set(BUILT_IN_CHECKS.map((check) => check.name));
+
+export function knowCheckNames(names: Iterable<string>): void {
+  for (const name of names) knownCheckNames.add(name);
+}
+
+/** What is wrong with a `checks` object, one sentence per key (none for a value that is not an object: IsObject says so). */
+function checkSwitchProblems(value: unknown): string[] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([name, on]) => {
+    if (!knownCheckNames.has(name)) {
+      const meant = closestField(name, [...knownCheckNames]);
+      return [`unknown field "checks.${name}"${meant ? `: did you mean "${meant}"?` : ''}`];
+    }
+    if (on === null) return [`checks.${name} must not be null (leave it out to keep its value)`];
+    return typeof on === 'boolean' ? [] : [`checks.${name} must be a boolean value`];
+  });
+}
+
+/** `checks` names known checks only, each true or false (never null). */
+function IsCheckSwitches(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isCheckSwitches',
+    validator: {
+      validate: (value) => checkSwitchProblems(value).length === 0,
+      defaultMessage: (args) => checkSwitchProblems(args?.value).join('; '),
+    },
+  });
+}
+
+/** Any subset of the registered checks, each true or false (checked again by SettingsService; documented from the registry). */
 export class ChecksPatchDto {
-  @ApiPropertyOptional({ example: true, description: 'Network Connection Status (status, carrier); 4 credits by default.' })
-  @IsOptional() @IsBoolean()
-  network_status?: boolean;
+  [check: string]: boolean;
 
-  @ApiPropertyOptional({ example: true, description: 'Phone Number Type (line_type); 1 credit by default.' })
-  @IsOptional() @IsBoolean()
-  line_type?: boolean;
-
-  @ApiPropertyOptional({ example: false, description: 'Portability Status (is_ported, carrier); 2 credits by default.' })
-  @IsOptional() @IsBoolean()
-  portability?: boolean;
+  /** For the validation messages' "it belongs under checks" (src/common/validation.ts). */
+  static knownFields(): readonly string[] {
+    return [...knownCheckNames];
+  }
 }
 
 /** The account's spending and alert controls; null clears one. Shared by PATCH /api/v1/settings and the admin API. */
@@ -104,7 +135,7 @@ export class AccountControlsPatchDto {
 }
 
 export class UpdateSettingsDto extends AccountControlsPatchDto {
-  @ApiPropertyOptional({ type: ChecksPatchDto, description: 'Any subset of the three checks.', example: { line_type: true } })
-  @IsOptional() @IsObject() @ValidateNested() @Type(() => ChecksPatchDto)
+  @ApiPropertyOptional({ type: ChecksPatchDto, description: 'Any subset of the checks.', example: EXAMPLE_PATCH })
+  @OptionalNotNull() @IsObject() @IsCheckSwitches()
   checks?: ChecksPatchDto;
 }

@@ -1,8 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, IsUrl, MaxLength, ValidateBy, ValidationArguments, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/page-query.dto';
-import { FilterResultDto } from '../../provider/dto/filter-result.dto';
-import { WATCH_INTERVALS, WATCHED_FIELDS, type WatchedField, type WatchInterval } from '../watch-rules';
+import { PhoneAnswerDto, type ReportedAnswer } from '../../checks/phone-answer.dto';
+import { WATCH_INTERVALS, type WatchedField, type WatchInterval } from '../watch-rules';
+import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
+import { CheckRegistry } from '../../checks/check-registry';
+
+/** The fields the built-in checks watch, for the document (a registered check adds its own). */
+const WATCHED_FIELDS = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition }))).watchedFields();
 
 export const MAX_WATCHLIST_ENTRIES = 10_000;
 export const WATCHLIST_STATUSES = ['active', 'paused', 'paused_insufficient_credits', 'paused_spending_limit'] as const;
@@ -89,9 +94,9 @@ export class CreateWatchlistDto {
   @IsIn(WATCH_INTERVALS, { message: `interval must be one of ${WATCH_INTERVALS.join(', ')}` })
   interval: WatchInterval;
 
-  @ApiPropertyOptional({ example: 'https://example.com/hooks/watchlist', description: CALLBACK_DESCRIPTION })
+  @ApiPropertyOptional({ example: 'https://example.com/hooks/watchlist', nullable: true, type: String, description: `${CALLBACK_DESCRIPTION} null: no callback, as when absent.` })
   @IsOptional() @applyAll(CallbackUrl())
-  callback_url?: string;
+  callback_url?: string | null;
 
   @ApiPropertyOptional({
     type: [String],
@@ -198,8 +203,8 @@ export class WatchlistPageDto {
 export class WatchlistEntryDto {
   @ApiProperty({ example: '+447400120005' }) phone: string;
   @ApiProperty({ example: 'contact-2', nullable: true, type: String }) reference: string | null;
-  @ApiProperty({ type: FilterResultDto, nullable: true, description: 'The last answer (null until the first round has checked it).' })
-  result: FilterResultDto | null;
+  @ApiProperty({ type: PhoneAnswerDto, nullable: true, description: 'The last answer (null until the first round has checked it).' })
+  result: ReportedAnswer | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'PROVIDER_UNAVAILABLE when the last lookup failed (refunded; `result` is the one before).' })
   error: string | null;
   @ApiProperty({ example: '2026-11-23T05:00:01.000Z', nullable: true, type: String }) checked_at: string | null;
@@ -227,8 +232,10 @@ export class WatchlistChangeDto {
   @ApiProperty({ example: '+447400120005' }) phone: string;
   @ApiProperty({ example: 'contact-2', nullable: true, type: String }) reference: string | null;
   @ApiProperty({ enum: WATCHED_FIELDS, example: 'status' }) field: WatchedField;
-  @ApiProperty({ example: 'CONNECTED', oneOf: [{ type: 'string' }, { type: 'boolean' }], nullable: true }) before: string | boolean | null;
-  @ApiProperty({ example: 'ABSENT', oneOf: [{ type: 'string' }, { type: 'boolean' }], nullable: true }) after: string | boolean | null;
+  @ApiProperty({ example: 'CONNECTED', anyOf: [{ type: 'string', nullable: true }, { type: 'number', nullable: true }, { type: 'boolean', nullable: true }] })
+  before: string | number | boolean | null;
+  @ApiProperty({ example: 'ABSENT', anyOf: [{ type: 'string', nullable: true }, { type: 'number', nullable: true }, { type: 'boolean', nullable: true }] })
+  after: string | number | boolean | null;
   @ApiProperty({ example: 2 }) round: number;
   @ApiProperty({ example: '2026-11-23T05:00:01.000Z' }) detected_at: string;
 }

@@ -1,0 +1,68 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
+import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { LookupService } from '../provider/lookup.service';
+import { WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
+import { OutboxPrivacyService } from '../webhooks/outbox-privacy.service';
+
+/** What an erasure changed, store by store (docs/privacy.md, the data map). */
+export interface ErasureCounts {
+  /** Ledger rows whose phone was reduced to its masked form (amounts untouched). */
+  ledger_entries_masked: number;
+  /** Bulk entries (every account's jobs) whose phone was reduced to its masked form. */
+  bulk_entries_masked: number;
+  watchlist_entries_deleted: number;
+  watchlist_changes_deleted: number;
+  /** Idempotency-Key rows of the number: deleted, or scrubbed while their key is alive. */
+  idempotency_keys_erased: number;
+  /** Callback events (the outbox) whose body held the number, deleted. */
+  callback_events_deleted: number;
+  /** Cached answers forgotten (Redis or memory; every instance's in-process copy too). */
+  lookup_cache_entries_deleted: number;
+}
+
+/**
+ * Erases one number from every store of the data map, each through the module that owns it. Every
+ * step is idempotent: an erasure that failed half-way is completed by running it again.
+ */
+@Injectable()
+export class ErasureService {
+  private readonly logger = new Logger(ErasureService.name);
+
+  constructor(
+    private readonly ledger: LedgerPrivacyService,
+    private readonly bulk: BulkPrivacyService,
+    private readonly watchlists: WatchlistPrivacyService,
+    private readonly idempotency: IdempotencyService,
+    private readonly lookups: LookupService,
+    private readonly outbox: OutboxPrivacyService,
+  ) {}
+
+  /** `e164`: already normalised. */
+  async erase(e164: string): Promise<ErasureCounts> {
+    // The cache first and last: a lookup answered meanwhile may have cached the number again.
+    const cachedBefore = await this.forget(e164);
+    const watched = await this.watchlists.eraseNumber(e164);
+    const counts = {
+      ledger_entries_masked: await this.ledger.maskNumber(e164),
+      bulk_entries_masked: await this.bulk.eraseNumber(e164),
+      watchlist_entries_deleted: watched.entries,
+      watchlist_changes_deleted: watched.changes,
+      idempotency_keys_erased: await this.idempotency.eraseNumber(e164),
+      callback_events_deleted: await this.outbox.eraseNumber(e164),
+    };
+    return { ...counts, lookup_cache_entries_deleted: cachedBefore + (await this.forget(e164)) };
+  }
+
+  /** An unreachable cache fails the erasure loudly (never a silent partial one); running it again completes it. */
+  private async forget(e164: string): Promise<number> {
+    try {
+      return await this.lookups.forget(e164);
+    } catch (error) {
+      this.logger.warn(`Erasure stopped: the lookup cache could not be reached: ${(error as Error).message}`);
+      throw new AppError('SERVICE_UNAVAILABLE', 'The lookup cache (Redis) could not be reached: the erasure is not complete. Retry once it is back: it is safe to run again.');
+    }
+  }
+}

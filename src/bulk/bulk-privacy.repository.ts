@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+
+/**
+ * What bulk/ keeps of phone numbers, and how it lets go of them (docs/privacy.md): the entries of
+ * completed jobs after the retention period or on the customer's request, and one number on an
+ * erasure. The jobs themselves (counts, cost, their ledger rows) stay.
+ */
+@Injectable()
+export class BulkPrivacyRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Retention: at most `limit` entries of jobs completed more than `days` ago, taken from the oldest
+   * jobs whose entries add up to about `limit` (whatever their size, so many small jobs go in one
+   * batch and a big one over several). A job whose last entries go here is marked and forgets its
+   * Idempotency-Key (its life ended long ago). Jobs another instance is purging are skipped.
+   */
+  async deleteEntriesOfJobsCompletedBefore(days: number, limit: number): Promise<{ jobs: number; entries: number }> {
+    const rows: Array<{ jobs: number; entries: number }> = await this.db.query(
+      `WITH oldest AS (
+         SELECT id, sum(total) OVER (ORDER BY completed_at, id) - total AS before
+           FROM (SELECT id, total, completed_at FROM bulk_jobs
+                  WHERE status = 'completed' AND entries_deleted_at IS NULL AND completed_at < now() - make_interval(days => $1)
+                  ORDER BY completed_at, id LIMIT $2) j),
+       due AS (
+         SELECT j.id FROM bulk_jobs j JOIN oldest o ON o.id = j.id
+          WHERE o.before < $2 AND j.entries_deleted_at IS NULL FOR UPDATE OF j SKIP LOCKED),
+       gone AS (
+         DELETE FROM bulk_entries
+          WHERE ctid = ANY(ARRAY(SELECT e.ctid FROM bulk_entries e JOIN due ON e.job_id = due.id LIMIT $2))
+          RETURNING job_id),
+       emptied AS (
+         SELECT due.id FROM due
+          WHERE (SELECT count(*) FROM bulk_entries e WHERE e.job_id = due.id) = (SELECT count(*) FROM gone WHERE gone.job_id = due.id)),
+       marked AS (
+         UPDATE bulk_jobs j SET entries_deleted_at = now(), idempotency_key = NULL, request_hash = NULL
+           FROM emptied WHERE j.id = emptied.id RETURNING 1)
+       SELECT (SELECT count(*)::int FROM marked) AS jobs, (SELECT count(*)::int FROM gone) AS entries`,
+      [days, limit],
+    );
+    return rows[0];
+  }
+
+  /**
+   * The customer's DELETE of a completed job's entries (the job, its counts and charges stay).
+   * The entries deleted; undefined when the job is not the account's or not completed.
+   */
+  async deleteEntriesOfCompletedJob(accountId: string, jobId: string): Promise<number | undefined> {
+    return this.db.transaction(async (em) => {
+      const jobs: unknown[] = await em.query(
+        `SELECT 1 FROM bulk_jobs WHERE id = $1 AND account_id = $2 AND status = 'completed' FOR UPDATE`,
+        [jobId, accountId],
+      );
+      if (jobs.length === 0) return undefined;
+      const [gone]: [unknown[], number] = await em.query(`DELETE FROM bulk_entries WHERE job_id = $1 RETURNING 1`, [jobId]);
+      await em.query(`UPDATE bulk_jobs SET entries_deleted_at = COALESCE(entries_deleted_at, now()) WHERE id = $1`, [jobId]);
+      return gone.length;
+    });
+  }
+
+  /**
+   * Erasure of one number from every account's jobs: an entry still waiting for its lookup is answered
+   * as failed now (refunded when its job completes, like any failed lookup; the worker skips answered
+   * entries), then every entry holding the number, in any of the forms a job accepts, keeps only its
+   * masked form. The entries changed.
+   */
+  async eraseNumber(e164: string, masked: string, failure: { code: string; message: string }): Promise<number> {
+    return this.db.transaction(async (em) => {
+      await em.query(
+        `WITH answered AS (
+           UPDATE bulk_entries SET error_code = $2, error_message = $3, done_at = now()
+            WHERE phone = $1 AND done_at IS NULL AND chunk IS NOT NULL RETURNING job_id)
+         UPDATE bulk_jobs j SET processed = j.processed + a.n
+           FROM (SELECT job_id, count(*)::int AS n FROM answered GROUP BY job_id) a WHERE j.id = a.job_id`,
+        [e164, failure.code, failure.message],
+      );
+      const [changed]: [unknown[], number] = await em.query(
+        `UPDATE bulk_entries SET phone = $2 WHERE regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $1 || '$') RETURNING 1`,
+        [e164.slice(1), masked],
+      );
+      return changed.length;
+    });
+  }
+}

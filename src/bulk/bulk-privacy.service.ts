@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors';
+import { maskPhone } from '../common/phone';
+import { AppConfig } from '../config/app-config';
+import { BulkPrivacyRepository } from './bulk-privacy.repository';
+
+/** Why an entry erased before its lookup has no answer (it is refunded like any failed lookup). */
+export const ERASED_BEFORE_LOOKUP = 'This number was erased on request before it was looked up; its credits are refunded.';
+
+/** The bulk side of retention and erasure (docs/privacy.md); no timers here, so the admin CLI can use it. */
+@Injectable()
+export class BulkPrivacyService {
+  constructor(
+    private readonly records: BulkPrivacyRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** One retention batch: entries of jobs completed more than RETENTION_BULK_ENTRIES_DAYS ago. */
+  async deleteExpiredEntries(limit: number): Promise<number> {
+    return (await this.records.deleteEntriesOfJobsCompletedBefore(this.config.retention.bulkEntriesDays, limit)).entries;
+  }
+
+  /** DELETE /api/v1/filter/bulk/{id}: 404 for another account's or an unknown job, 400 while it runs. */
+  async deleteEntries(accountId: string, jobId: string, status: string): Promise<number> {
+    if (status !== 'completed') {
+      throw new AppError('INVALID_REQUEST', `Bulk job ${jobId} is ${status}: its entries can be deleted once it has completed.`);
+    }
+    const deleted = await this.records.deleteEntriesOfCompletedJob(accountId, jobId);
+    if (deleted === undefined) throw new AppError('NOT_FOUND', 'No bulk job with this id.');
+    return deleted;
+  }
+
+  eraseNumber(e164: string): Promise<number> {
+    return this.records.eraseNumber(e164, maskPhone(e164), { code: 'PROVIDER_UNAVAILABLE', message: ERASED_BEFORE_LOOKUP });
+  }
+}

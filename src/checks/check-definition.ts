@@ -1,0 +1,65 @@
+import type { ShownField } from './phone-answer.dto';
+
+/**
+ * What a check is: one definition, data only. Everything else (settings, prices, the cache, /filter's
+ * six fields, bulk results and CSV, watchlist comparisons, Swagger) reads it from the CheckRegistry.
+ */
+
+/** A value an answer field holds (JSON scalars: it is cached and stored as JSON). */
+export type FieldValue = string | number | boolean | null;
+
+/** A number set per deployment: the environment variable it is read from, and its default. */
+export interface ConfiguredNumber {
+  variable: string;
+  default: number;
+}
+
+export interface CheckDefinition {
+  /** The settings key, the cache key's part, the metrics label: lower_snake_case. */
+  readonly name: string;
+  /** For people (Swagger, docs): "Network Connection Status". */
+  readonly title: string;
+  /** On for a new account. A check added later starts off for existing accounts. */
+  readonly defaultEnabled: boolean;
+  /** Credits per call when the check is on. */
+  readonly price: ConfiguredNumber;
+  /** How long an answer of this check is cached; 0: never. */
+  readonly cacheTtlSeconds: ConfiguredNumber;
+  /** Every field of its answer record (CheckAnswer.fields), as adapters produce them. */
+  readonly fields: readonly string[];
+  /**
+   * The /filter fields it fills, each from one of its fields. A field that several enabled checks fill
+   * takes the first known value, in registration order; a check that is off leaves its fields neutral.
+   */
+  readonly shows: Partial<Record<ShownField, string>>;
+  /** Its fields that bulk results, bulk CSV and watchlist answers carry besides /filter's six (never /filter). */
+  readonly reports: readonly string[];
+  /** Result fields a watchlist compares between rounds when this check produced them in both. */
+  readonly watches: readonly string[];
+  /** Its columns in a bulk job's CSV (result fields), after phone, reference, country and valid. */
+  readonly csvColumns: readonly string[];
+}
+
+/**
+ * Everything one check produced for one number: a full record (status reasons, network codes where the
+ * upstream gives them), which provider answered and when. /filter shows a projection of it.
+ */
+export interface CheckAnswer {
+  readonly check: string;
+  readonly fields: Readonly<Record<string, FieldValue>>;
+  /** The adapter that answered: 'sandbox', 'hlr-lookups', ... */
+  readonly provider: string;
+  /** When the provider answered (ISO 8601); a cached answer keeps its original time. */
+  readonly observedAt: string;
+}
+
+/** Answers one check for one number: what a provider adapter does for the checks it knows. */
+export interface CheckAdapter {
+  answer(check: string, e164: string, lane?: string): Promise<CheckAnswer>;
+}
+
+/** A check to register, with the adapter that answers it when the configured provider does not. */
+export interface CheckRegistration {
+  definition: CheckDefinition;
+  adapter?: CheckAdapter;
+}

@@ -1,0 +1,77 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { CheckDefinition } from './check-definition';
+import type { CheckRegistry } from './check-registry';
+
+/** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
+export const CHECK_SWITCH_SCHEMAS = { settings: 'ChecksDto', patch: 'ChecksPatchDto', admin: 'AccountChecksDto' } as const;
+
+/** Schema properties that name a watched field (a watchlist change's `field`): their enum is the registry's. */
+export const WATCHED_FIELD_PROPERTIES = [{ schema: 'WatchlistChangeDto', property: 'field' }] as const;
+
+/**
+ * Completes the OpenAPI document from the registry: the check-switch schemas, and the prose written with
+ * placeholders (`{{checks.table}}`, `{{checks.default_prices}}`, `{{checks.csv_header}}`,
+ * `{{checks.watched_fields}}`), so that prices, columns and fields are stated once, in the definitions.
+ * Prices are the defaults: the document is the same for every deployment (GET /api/v1/settings tells
+ * this deployment's cost).
+ */
+export function describeChecks(document: OpenAPIObject, registry: CheckRegistry): void {
+  const checks = registry.all();
+  const schemas = (document.components ??= {}).schemas ?? {};
+  const names = checks.map((check) => check.name);
+  schemas[CHECK_SWITCH_SCHEMAS.settings] = {
+    type: 'object',
+    required: names,
+    properties: Object.fromEntries(
+      checks.map((check) => [check.name, { type: 'boolean', example: check.defaultEnabled, description: `${check.title} (${filledFields(check)}). Default ${check.defaultEnabled ? 'on' : 'off'}; ${credits(check)} by default.` }]),
+    ),
+  };
+  schemas[CHECK_SWITCH_SCHEMAS.patch] = {
+    type: 'object',
+    properties: Object.fromEntries(checks.map((check) => [check.name, { type: 'boolean', example: true, description: `${check.title} (${filledFields(check)}); ${credits(check)} by default.` }])),
+  };
+  schemas[CHECK_SWITCH_SCHEMAS.admin] = { type: 'object', required: names, properties: Object.fromEntries(checks.map((check) => [check.name, { type: 'boolean' }])) };
+
+  const watched = registry.watchedFields();
+  for (const { schema, property } of WATCHED_FIELD_PROPERTIES) {
+    const target = (schemas[schema] as { properties?: Record<string, { enum?: unknown[] }> } | undefined)?.properties?.[property];
+    if (target) target.enum = watched;
+  }
+  const texts: Record<string, string> = {
+    '{{checks.table}}': checksTable(checks),
+    '{{checks.default_prices}}': `${checks.map((check) => `${check.name.replace(/_/g, ' ')} ${check.price.default}`).join(', ')} credits`,
+    '{{checks.csv_header}}': ['phone', 'reference', ...registry.csvColumns(), 'error_code', 'error_message'].join(','),
+    '{{checks.watched_fields}}': `${watched.slice(0, -1).join(', ')} or ${watched[watched.length - 1]}`,
+  };
+  replaceTexts(document, texts);
+}
+
+function filledFields(check: CheckDefinition): string {
+  return [...Object.keys(check.shows), ...check.reports].join(', ');
+}
+
+function credits(check: CheckDefinition): string {
+  return `${check.price.default} credit${check.price.default === 1 ? '' : 's'}`;
+}
+
+function checksTable(checks: readonly CheckDefinition[]): string {
+  return (
+    '| check | key | default | credits per call (default price) | fields it fills |\n' +
+    '|---|---|---|---|---|\n' +
+    checks.map((check) => `| ${check.title} | \`${check.name}\` | ${check.defaultEnabled ? 'on' : 'off'} | ${check.price.default} | ${filledFields(check)} |\n`).join('') +
+    '\nA call costs the sum of its enabled checks. Prices are set per deployment; `cost_per_call` is the cost here.'
+  );
+}
+
+/** Every string of the document with its placeholders replaced, in place. */
+function replaceTexts(node: unknown, texts: Record<string, string>): void {
+  if (node === null || typeof node !== 'object') return;
+  const container = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(container)) {
+    if (typeof value === 'string' && value.includes('{{checks.')) {
+      container[key] = Object.entries(texts).reduce((text, [placeholder, replacement]) => text.split(placeholder).join(replacement), value);
+    } else {
+      replaceTexts(value, texts);
+    }
+  }
+}

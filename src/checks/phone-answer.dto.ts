@@ -1,0 +1,67 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export const CONNECTION_STATUSES = ['CONNECTED', 'ABSENT', 'UNDETERMINED'] as const;
+export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
+
+/** libphonenumber's number types: the values of the answer's line type. */
+export const LINE_TYPES = [
+  'MOBILE',
+  'FIXED_LINE',
+  'FIXED_LINE_OR_MOBILE',
+  'TOLL_FREE',
+  'PREMIUM_RATE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+  'UNKNOWN',
+] as const;
+export type LineType = (typeof LINE_TYPES)[number];
+
+/**
+ * The answer about one phone number: the six fields of POST /api/v1/filter (docs/api.md), a projection
+ * of the checks' full records (CheckRegistry.toPhoneAnswer). Bulk results and watchlist answers carry
+ * these six plus the fields that enabled checks report. The class name is the schema's name in the
+ * OpenAPI document, which clients' generated types depend on.
+ */
+export class PhoneAnswerDto {
+  @ApiProperty({ example: 'US', nullable: true, type: String, description: 'ISO 3166-1 alpha-2 region; null when no region matches.' })
+  country: string | null;
+
+  @ApiProperty({ example: true, description: 'Valid for its numbering plan and not ABSENT.' })
+  valid: boolean;
+
+  @ApiProperty({ example: 'CONNECTED', enum: CONNECTION_STATUSES })
+  status: ConnectionStatus;
+
+  @ApiProperty({ example: 'T-Mobile USA', nullable: true, type: String, description: 'Current operator when an enabled check knows it.' })
+  carrier: string | null;
+
+  @ApiProperty({ example: 'MOBILE', enum: LINE_TYPES, description: 'UNKNOWN when the Phone Number Type check is disabled.' })
+  line_type: LineType;
+
+  @ApiProperty({ example: false, description: 'false when not ported or the Portability check is disabled.' })
+  is_ported: boolean;
+}
+
+/** The fields of the six that checks fill (country and valid come from the numbering plan, free). */
+export const SHOWN_FIELDS = ['status', 'carrier', 'line_type', 'is_ported'] as const;
+export type ShownField = (typeof SHOWN_FIELDS)[number];
+
+/** What a shown field says when no enabled check knows it. */
+const NEUTRAL: Pick<PhoneAnswerDto, ShownField> = { status: 'UNDETERMINED', carrier: null, line_type: 'UNKNOWN', is_ported: false };
+
+/**
+ * The six fields from the numbering plan's facts and what the enabled checks filled. A number not
+ * valid for its plan is ABSENT, whatever was asked; `valid` is false also when the network says ABSENT.
+ */
+export function phoneAnswerOf(region: string | null, validForPlan: boolean, filled: Partial<Record<ShownField, unknown>>): PhoneAnswerDto {
+  if (!validForPlan) return { country: region, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false };
+  const shown = { ...NEUTRAL, ...filled } as Pick<PhoneAnswerDto, ShownField>;
+  return { country: region, valid: shown.status !== 'ABSENT', status: shown.status, carrier: shown.carrier, line_type: shown.line_type, is_ported: shown.is_ported };
+}
+
+/** The six fields and what enabled checks report beyond them: a bulk result, a watchlist answer. */
+export type ReportedAnswer = PhoneAnswerDto & Readonly<Record<string, string | number | boolean | null>>;

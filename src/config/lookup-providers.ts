@@ -1,0 +1,142 @@
+
+/**
+ * Where each check of a number may go, and in which order (LOOKUP_ROUTING, docs/operations.md):
+ * - `countries`: per country calling code (the E.164 digits it starts with, e.g. "1", "44"), the
+ *   providers to ask first (the others follow in their usual order);
+ * - `checks`: per check, the usual order (default: LOOKUP_PROVIDERS' order);
+ * - `residency`: per calling code, the only providers a number of it may be sent to (a data-residency
+ *   allow-list); a number with none allowed is not sent anywhere.
+ * The longest matching calling code wins for `countries` and `residency`.
+ */
+export interface RoutingRules {
+  checks: Partial<Record<string, string[]>>;
+  countries: Record<string, string[]>;
+  residency: Record<string, string[]>;
+}
+
+/** The adapters a provider id can run on. */
+export const PROVIDER_ADAPTERS = ['sandbox', 'hlr-lookups', 'twilio-lookup'] as const;
+export type ProviderAdapterName = (typeof PROVIDER_ADAPTERS)[number];
+
+/** One upstream of LOOKUP_PROVIDERS (or the one of PROVIDER): its id, adapter, address and credentials. */
+export interface ProviderEntry {
+  id: string;
+  adapter: ProviderAdapterName;
+  baseUrl: string;
+  key: string;
+  secret: string;
+  /** What one check costs at this provider (`<ID>_PRICE`), for the order between equals; 0 when not given. */
+  price: number;
+}
+
+const DEFAULT_URLS: Record<ProviderAdapterName, string> = {
+  sandbox: '',
+  'hlr-lookups': 'https://www.hlr-lookups.com/api/v2',
+  'twilio-lookup': 'https://lookups.twilio.com',
+};
+
+/** `hlr-lookups` → `HLR_LOOKUPS`: the prefix of an id's variables. */
+export function providerEnvPrefix(id: string): string {
+  return id.toUpperCase().replace(/-/g, '_');
+}
+
+/**
+ * The upstreams named by LOOKUP_PROVIDERS (ids in priority order, e.g. `hlr-lookups,backup`; ids joined
+ * by `|` are equals, asked cheapest first by `<ID>_PRICE`, e.g. `a|b,c`), each read from `<ID>_ADAPTER`
+ * (default: the id itself), `<ID>_URL` (default: the adapter's public API), `<ID>_KEY` and
+ * `<ID>_SECRET` (required but for the sandbox) and `<ID>_PRICE` (optional). Returns the entries in the
+ * order to ask them, and the problems, one line each, so that start-up names every mistake at once.
+ */
+export function parseLookupProviders(list: string, raw: Record<string, unknown>): { entries: ProviderEntry[]; problems: string[] } {
+  const entries: Array<ProviderEntry & { tier: number }> = [];
+  const problems: string[] = [];
+  const ids = list.split(',').flatMap((group, tier) => group.split('|').map((id) => ({ id: id.trim(), tier })));
+  const seen = new Set<string>();
+  for (const { id, tier } of ids) {
+    if (!/^[a-z][a-z0-9-]{0,30}$/.test(id)) {
+      problems.push(`  - LOOKUP_PROVIDERS=${JSON.stringify(list)}: ${JSON.stringify(id)} is not a provider id (lower-case letters, digits and dashes)`);
+      continue;
+    }
+    if (seen.has(id)) {
+      problems.push(`  - LOOKUP_PROVIDERS=${JSON.stringify(list)}: ${id} is listed twice`);
+      continue;
+    }
+    seen.add(id);
+    const prefix = providerEnvPrefix(id);
+    const read = (name: string) => {
+      const value = raw[`${prefix}_${name}`];
+      return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+    };
+    const adapter = read('ADAPTER') ?? id;
+    if (!(PROVIDER_ADAPTERS as readonly string[]).includes(adapter)) {
+      problems.push(`  - ${prefix}_ADAPTER=${JSON.stringify(adapter)}: must be one of ${PROVIDER_ADAPTERS.join(', ')} (provider ${id})`);
+      continue;
+    }
+    const name = adapter as ProviderAdapterName;
+    const baseUrl = (read('URL') ?? DEFAULT_URLS[name]).replace(/\/+$/, '');
+    if (name !== 'sandbox' && !isHttpUrl(baseUrl)) problems.push(`  - ${prefix}_URL=${JSON.stringify(baseUrl)}: must be an http(s) URL (provider ${id})`);
+    const key = read('KEY') ?? '';
+    const secret = read('SECRET') ?? '';
+    if (name !== 'sandbox' && (!key || !secret)) problems.push(`  - ${prefix}_KEY and ${prefix}_SECRET: required for provider ${id} (adapter ${name})`);
+    const priceText = read('PRICE');
+    const price = priceText === undefined ? 0 : Number(priceText);
+    if (!Number.isFinite(price) || price < 0) problems.push(`  - ${prefix}_PRICE=${JSON.stringify(priceText)}: must be a number, 0 or more (provider ${id})`);
+    entries.push({ id, adapter: name, baseUrl, key, secret, price: Number.isFinite(price) ? price : 0, tier });
+  }
+  // Cost-aware between equals: within a group the cheapest first (a stable sort keeps the listed order on ties).
+  const ordered = [...entries].sort((a, b) => a.tier - b.tier || a.price - b.price);
+  return { entries: ordered.map(({ tier: _tier, ...entry }) => entry), problems };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * LOOKUP_ROUTING: JSON `{ "checks": { "<check>": [ids] }, "countries": { "<calling code>": [ids] },
+ * "residency": { "<calling code>": [ids] } }`, every part optional (src/provider/routing.ts says what
+ * each does). Every id must be one of LOOKUP_PROVIDERS; problems one line each.
+ */
+export function parseLookupRouting(text: string, ids: readonly string[], checks: readonly string[]): { rules: RoutingRules; problems: string[] } {
+  const problems: string[] = [];
+  const rules: RoutingRules = { checks: {}, countries: {}, residency: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { rules, problems: ['  - LOOKUP_ROUTING: not JSON'] };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { rules, problems: ['  - LOOKUP_ROUTING: must be a JSON object'] };
+  for (const [part, value] of Object.entries(parsed)) {
+    if (part !== 'checks' && part !== 'countries' && part !== 'residency') {
+      problems.push(`  - LOOKUP_ROUTING.${part}: unknown (checks, countries, residency)`);
+      continue;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      problems.push(`  - LOOKUP_ROUTING.${part}: must be an object`);
+      continue;
+    }
+    for (const [key, list] of Object.entries(value as Record<string, unknown>)) {
+      const where = `LOOKUP_ROUTING.${part}.${key}`;
+      if (part === 'checks' ? !checks.includes(key) : !/^\d{1,3}$/.test(key)) {
+        problems.push(`  - ${where}: ${part === 'checks' ? `not a check (${checks.join(', ')})` : 'not a country calling code (1 to 3 digits)'}`);
+        continue;
+      }
+      if (!Array.isArray(list) || list.some((id) => typeof id !== 'string')) {
+        problems.push(`  - ${where}: must be a list of provider ids`);
+        continue;
+      }
+      const unknown = (list as string[]).filter((id) => !ids.includes(id));
+      if (unknown.length > 0) {
+        problems.push(`  - ${where}: ${unknown.join(', ')} not in LOOKUP_PROVIDERS`);
+        continue;
+      }
+      (rules[part] as Record<string, string[]>)[key] = list as string[];
+    }
+  }
+  return { rules, problems };
+}

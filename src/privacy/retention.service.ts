@@ -1,0 +1,55 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AdminAuditRepository } from '../audit/audit.repository';
+import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
+import { AppConfig } from '../config/app-config';
+import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { WATCHLIST_RETENTION_STORES, WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
+
+/** Rows each retention job deleted (or, for the ledger, masked) in one run. */
+export type RetentionCounts = Record<string, number>;
+
+/**
+ * The retention periods of docs/privacy.md, applied in bounded batches: each batch is one statement on
+ * at most RETENTION_BATCH_SIZE rows (its own short transaction, never a long lock), and a job goes on
+ * until a batch finds less than a full one. Every batch skips or re-checks rows another instance is
+ * working on, so two instances running at once divide the work and never do a row twice.
+ */
+@Injectable()
+export class RetentionService {
+  private readonly logger = new Logger(RetentionService.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly ledger: LedgerPrivacyService,
+    private readonly bulk: BulkPrivacyService,
+    private readonly watchlists: WatchlistPrivacyService,
+    private readonly idempotency: IdempotencyService,
+    private readonly audit: AdminAuditRepository,
+  ) {}
+
+  async runOnce(shouldStop: () => boolean = () => false): Promise<RetentionCounts> {
+    const jobs: Array<[string, (limit: number) => Promise<number>]> = [
+      ['bulk_entries', (limit) => this.bulk.deleteExpiredEntries(limit)],
+      ['ledger_phones_masked', (limit) => this.ledger.maskOldPhones(limit)],
+      ...WATCHLIST_RETENTION_STORES.map((store): [string, (limit: number) => Promise<number>] => [store, (limit) => this.watchlists.deleteExpired(store, limit)]),
+      ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit)],
+      ['admin_audit', (limit) => this.audit.deleteOlderThan(this.config.retention.adminAuditDays, limit)],
+    ];
+    const counts: RetentionCounts = {};
+    for (const [name, batch] of jobs) {
+      counts[name] = 0;
+      for (;;) {
+        if (shouldStop()) return counts;
+        const done = await batch(this.config.retention.batchSize);
+        counts[name] += done;
+        if (done < this.config.retention.batchSize) break;
+        // Let the calls waiting on this instance run between two batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    if (total > 0) this.logger.log(`Retention: ${Object.entries(counts).filter(([, n]) => n > 0).map(([name, n]) => `${name} ${n}`).join(', ')}`);
+    return counts;
+  }
+}

@@ -1,0 +1,127 @@
+import { Logger } from '@nestjs/common';
+import type { FieldValue } from '../../checks/check-definition';
+import { Lane, ProviderUnavailableError, unknownCheck } from '../lookup-provider';
+import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
+import { ResilientUpstream } from '../resilience/resilient-upstream';
+import { UpstreamFailure } from '../resilience/upstream-failure';
+import { HttpUpstreamAdapter } from './http-upstream.adapter';
+import { basicAuthorization, LINE_STATUSES, lookupPath, PhoneNumberAnswer, phoneNumberAnswer, TWILIO_LINE_TYPES, twilioError } from './twilio-lookup.protocol';
+
+export interface TwilioLookupCredentials {
+  /** API base, https://lookups.twilio.com (no trailing slash). */
+  baseUrl: string;
+  /** Account SID or API key SID. */
+  key: string;
+  /** Auth token or API key secret. */
+  secret: string;
+}
+
+/** A number that Twilio's own examples use: the free basic lookup of it tells reachability and credentials. */
+const PING_NUMBER = '+14159929960';
+
+/**
+ * Twilio Lookup v2 (docs/upstream-twilio-lookup.md): Line Status answers network_status, Line Type
+ * Intelligence answers line_type; portability is not offered (a refundable failure, so a router can
+ * send it elsewhere). Every answer is checked against the schema; a package the upstream has no data
+ * for, an error_code in it, or a word we do not know is a failure, never a guess. Transport and
+ * resilience are the ResilientUpstream's it is given.
+ */
+export class TwilioLookupAdapter extends HttpUpstreamAdapter {
+  constructor(
+    private readonly credentials: TwilioLookupCredentials,
+    upstream: ResilientUpstream,
+  ) {
+    super(upstream, new Logger('TwilioLookupAdapter'));
+  }
+
+  protected async recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>> {
+    switch (check) {
+      case 'network_status':
+        return this.lookup(lane, e164, 'line_status', (answer) => {
+          if (!answer.valid) return { status: 'ABSENT', carrier: null, status_reason: null, mcc: null, mnc: null };
+          const info = answer.line_status;
+          if (!info) throw new UpstreamFailure('upstream has no line status for this number', 'upstream_error', 'no_coverage');
+          if (info.error_code !== null && info.error_code !== undefined) throw queryFailed('line_status', info.error_code);
+          const status = wordIn(LINE_STATUSES, info.status?.toLowerCase());
+          if (status === undefined) throw this.unknownWord('line_status.status', info.status);
+          return { status, carrier: null, status_reason: info.status ?? null, mcc: null, mnc: null };
+        });
+      case 'line_type':
+        return this.lookup(lane, e164, 'line_type_intelligence', (answer) => {
+          if (!answer.valid) return { line_type: 'UNKNOWN' };
+          const info = answer.line_type_intelligence;
+          if (!info) throw new UpstreamFailure('upstream has no line type for this number', 'upstream_error', 'no_coverage');
+          if (info.error_code !== null && info.error_code !== undefined) throw queryFailed('line_type_intelligence', info.error_code);
+          const lineType = wordIn(TWILIO_LINE_TYPES, info.type ?? undefined);
+          if (lineType === undefined) throw this.unknownWord('line_type_intelligence.type', info.type);
+          return { line_type: lineType };
+        });
+      case 'portability':
+        // Not offered: a refundable failure, so a router sends the check to the next provider.
+        this.tally.addFailure('portability', 'not_offered');
+        throw new UpstreamFailure('Twilio Lookup v2 offers no portability check', 'upstream_error', 'not_offered');
+      default:
+        throw unknownCheck(this.provider, check);
+    }
+  }
+
+  /** The free basic lookup of a documented example number: reachability and credentials. */
+  async ping(): Promise<void> {
+    await this.upstream.probe(this.request(lookupPath(PING_NUMBER)), (response) => this.read(response, 'ping'));
+  }
+
+  private async lookup<R>(lane: Lane, e164: string, fields: 'line_status' | 'line_type_intelligence', map: (answer: PhoneNumberAnswer) => R): Promise<R> {
+    try {
+      // The schema check runs inside the exchange: malformed 200s count against the breaker.
+      const answer = await this.upstream.exchange(lane, this.request(lookupPath(e164, fields)), (response) => this.parse(this.read(response, fields), fields));
+      return map(answer);
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) this.tally.addFailure(fields, error instanceof UpstreamFailure ? error.kind : error.reason);
+      throw error;
+    }
+  }
+
+  private parse(body: unknown, fields: string): PhoneNumberAnswer {
+    const parsed = phoneNumberAnswer.safeParse(body);
+    if (parsed.success) return parsed.data;
+    const field = parsed.error.issues[0]?.path.join('.') || '(root)';
+    this.logOnce('warn', `schema ${field}`, `upstream ${fields} answer does not match the documented schema at ${field} (logged once per field)`);
+    throw new UpstreamFailure(`upstream ${fields} answer does not match the documented schema at ${field}`, 'upstream_error', 'invalid_answer');
+  }
+
+  private request(path: string): UpstreamRequest {
+    return { method: 'GET', path, headers: { Accept: 'application/json', Authorization: basicAuthorization(this.credentials) } };
+  }
+
+  private read(response: UpstreamResponse, what: string): unknown {
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const { status } = response;
+    if (status >= 200 && status < 300) {
+      if (body !== undefined) return body;
+      throw new UpstreamFailure(`upstream sent invalid JSON on ${what}`, 'upstream_error', 'invalid_answer');
+    }
+    const error = twilioError.safeParse(body);
+    const code = error.success && error.data.code !== undefined ? ` (code ${error.data.code})` : '';
+    if (status === 401 || status === 403) throw new UpstreamFailure(`upstream refused the credentials (HTTP ${status}${code})`, 'unauthorized', `http_${status}`);
+    throw new UpstreamFailure(`upstream answered HTTP ${status} on ${what}${code}`, 'upstream_error', `http_${status}`);
+  }
+
+  private unknownWord(field: string, word: string | null | undefined): UpstreamFailure {
+    const shown = JSON.stringify(String(word).slice(0, 40));
+    this.logOnce('warn', `${field} ${shown}`, `upstream answered an unknown ${field} ${shown}: refunded, not guessed (logged once per word)`);
+    return new UpstreamFailure(`upstream answered an unknown ${field}`, 'upstream_error', 'invalid_answer');
+  }
+}
+
+function wordIn<T extends Record<string, string>>(table: T, word: string | undefined): T[keyof T] | undefined {
+  return word !== undefined && Object.hasOwn(table, word) ? table[word as keyof T] : undefined;
+}
+
+function queryFailed(what: string, errorCode: number): UpstreamFailure {
+  return new UpstreamFailure(`upstream ${what} lookup failed (error_code ${errorCode})`, 'upstream_error', 'query_failed');
+}

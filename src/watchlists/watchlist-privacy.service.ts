@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { KEY_LIFE_HOURS } from '../common/idempotency-key';
+import { AppConfig } from '../config/app-config';
+import { WatchlistPrivacyRepository } from './watchlist-privacy.repository';
+
+/** Watchlist stores of retention, in the order they must go (changes before their entries). */
+export const WATCHLIST_RETENTION_STORES = [
+  'watchlist_deletions_dated',
+  'watchlist_changes_of_gone_entries',
+  'watchlist_gone_entries',
+  'watchlist_changes',
+  'watchlist_rounds',
+  'watchlist_creation_answers',
+] as const;
+export type WatchlistRetentionStore = (typeof WATCHLIST_RETENTION_STORES)[number];
+
+/** The watchlists side of retention and erasure (docs/privacy.md); no timers here, so the admin CLI can use it. */
+@Injectable()
+export class WatchlistPrivacyService {
+  constructor(
+    private readonly records: WatchlistPrivacyRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** One retention batch of one store: the rows it deleted or cleared. */
+  deleteExpired(store: WatchlistRetentionStore, limit: number): Promise<number> {
+    const r = this.config.retention;
+    switch (store) {
+      case 'watchlist_deletions_dated':
+        return this.records.dateUndatedDeletions(limit);
+      case 'watchlist_changes_of_gone_entries':
+        return this.records.deleteChangesOfGoneEntries(r.watchlistRemovedDays, limit);
+      case 'watchlist_gone_entries':
+        return this.records.deleteGoneEntries(r.watchlistRemovedDays, limit);
+      case 'watchlist_changes':
+        return this.records.deleteChangesBefore(r.watchlistChangesDays, limit);
+      case 'watchlist_rounds':
+        return this.records.deleteRoundsBefore(r.watchlistRoundsDays, limit);
+      case 'watchlist_creation_answers':
+        // Its Idempotency-Key's life and the grace after it, like the key's own row.
+        return this.records.clearCreationAnswersBefore(KEY_LIFE_HOURS + r.idempotencyGraceHours, limit);
+    }
+  }
+
+  eraseNumber(e164: string): Promise<{ entries: number; changes: number }> {
+    return this.records.eraseNumber(e164);
+  }
+}

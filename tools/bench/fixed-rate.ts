@@ -1,0 +1,296 @@
+/**
+ * `npm run bench:fixed-rate` (and the last part of `npm run bench`): cost per call and latency at a
+ * fixed offered rate, well under saturation: the figures a fleet is sized with (docs/benchmark.md).
+ *
+ * For each run, runtime (BENCH_NODES, default "20,24": Node majors; another major than this one's is
+ * found with `.ci/node-runtime N`) and build (this checkout, and BENCH_BEFORE_ROOT's build beside it
+ * when given, alternated), everything is private to the measurement: an embedded PostgreSQL in a
+ * temporary folder (migrated by the service as it starts), a redis-server, the service (sandbox
+ * provider, REDIS_URL) and the bare app. At each rate (BENCH_RATES, default 1000,3000 requests/s offered
+ * by autocannon's overallRate over 20 connections, BENCH_FIXED_DURATION s after BENCH_FIXED_WARM_UP s
+ * of warm-up) it measures the bare NestJS POST, the PostgreSQL floor (one INSERT of a paid call's ledger
+ * row through a pool, see bare-app.ts) and a cache-hit POST /api/v1/filter. CPU per call is each
+ * process's utime+stime over the run divided by the calls answered: the service, PostgreSQL (the
+ * postmaster and all its backends) and Redis. The service's event-loop delay histogram over the run
+ * comes from a preloaded probe (loop-delay-probe.ts).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { freePort } from '../../src/common/net';
+import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
+import { postmasterPid, processCpuMicros, treeCpuMicros, treeDeltaMicros } from './cpu';
+import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
+import type { LoopDelay } from './loop-delay-probe';
+import { privateRedis, ROOT, startChild, stopChild } from './processes';
+
+const CONNECTIONS = 20;
+const RATES = (process.env.BENCH_RATES ?? '1000,3000').split(',').map(Number);
+const DURATION_SECONDS = Number(process.env.BENCH_FIXED_DURATION ?? 15);
+const WARM_UP_SECONDS = Number(process.env.BENCH_FIXED_WARM_UP ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** The share of the offered rate a run must have been answered at to count in the summary. */
+const KEEP_SHARE = Number(process.env.BENCH_KEEP_SHARE ?? 0.9);
+const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
+const PROBE = resolve(ROOT, 'dist/tools/bench/loop-delay-probe.js');
+
+export interface FixedRateRow {
+  run: number;
+  runtime: string;
+  build: string;
+  rate: number;
+  route: 'bare POST' | 'PostgreSQL floor (INSERT)' | 'cache-hit /filter';
+  figures: LoadFigures;
+  /** Microseconds of CPU per call answered. */
+  serviceCpu: number;
+  postgresCpu: number;
+  redisCpu: number;
+  /** Bytes of WAL PostgreSQL wrote per call (pg_stat_wal). */
+  walBytes: number;
+  loop: LoopDelay | undefined;
+}
+
+interface Runtime {
+  label: string;
+  node: string;
+}
+
+interface Build {
+  label: string;
+  root: string;
+}
+
+function runtimes(): Runtime[] {
+  return (process.env.BENCH_NODES ?? '20,24').split(',').map((major) => {
+    if (process.versions.node.startsWith(`${major}.`)) return { label: `Node ${process.versions.node}`, node: process.execPath };
+    const bin = execFileSync(resolve(ROOT, '.ci/node-runtime'), [major]).toString().trim();
+    const node = join(bin, 'node');
+    return { label: `Node ${execFileSync(node, ['--version']).toString().trim().slice(1)}`, node };
+  });
+}
+
+function builds(): Build[] {
+  const before = process.env.BENCH_BEFORE_ROOT;
+  if (!before) return [{ label: 'this', root: ROOT }];
+  if (!existsSync(resolve(before, 'dist/src/main.js'))) throw new Error(`BENCH_BEFORE_ROOT ${before} is not built (npm run build there)`);
+  return [
+    { label: 'before', root: resolve(before) },
+    { label: 'after', root: ROOT },
+  ];
+}
+
+async function offer(request: Omit<LoadRequest, 'connections'>): Promise<LoadFigures> {
+  const generator = spawn(process.execPath, [resolve(ROOT, 'dist/tools/bench/load-generator.js'), JSON.stringify({ connections: CONNECTIONS, ...request })], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  generator.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((done) => generator.once('exit', done));
+  if (code !== 0) throw new Error(`the load generator failed (${code})`);
+  return JSON.parse(output) as LoadFigures;
+}
+
+interface Measured {
+  database: string;
+  servicePid: number;
+  postgresPid: number;
+  redisPid: number;
+  loopFile: string;
+}
+
+/** One scenario at one rate: warm-up, then the measured run with the CPU of every process around it. */
+async function measure(on: Measured, request: Omit<LoadRequest, 'connections' | 'durationSeconds'>): Promise<Omit<FixedRateRow, 'run' | 'runtime' | 'build' | 'route' | 'rate'>> {
+  await offer({ ...request, durationSeconds: WARM_UP_SECONDS });
+  process.kill(on.servicePid, 'SIGUSR2'); // a new loop-delay histogram from here
+  await new Promise((done) => setTimeout(done, 50));
+  const walBefore = await walBytes(on.database);
+  const before = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid) };
+  const figures = await offer({ ...request, durationSeconds: DURATION_SECONDS });
+  const after = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid) };
+  const walAfter = await walBytes(on.database);
+  process.kill(on.servicePid, 'SIGUSR2');
+  await new Promise((done) => setTimeout(done, 100));
+  const loop = existsSync(on.loopFile) ? (JSON.parse(readFileSync(on.loopFile, 'utf8')) as LoopDelay) : undefined;
+  const perCall = (micros: number) => Math.round(micros / Math.max(1, figures.requests));
+  return {
+    figures,
+    serviceCpu: perCall(after.service - before.service),
+    postgresCpu: perCall(treeDeltaMicros(before.postgres, after.postgres)),
+    redisCpu: perCall(after.redis - before.redis),
+    walBytes: perCall(walAfter - walBefore),
+    loop,
+  };
+}
+
+async function walBytes(url: string): Promise<number> {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    return Number((await db.query<{ bytes: string }>('SELECT wal_bytes AS bytes FROM pg_stat_wal')).rows[0].bytes);
+  } finally {
+    await db.end();
+  }
+}
+
+async function benchAccount(url: string, baseUrl: string): Promise<{ id: string; apiKey: string }> {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  await db.query(`INSERT INTO plans (name, "limit", window_seconds) VALUES ('bench', 10000000, 1) ON CONFLICT (name) DO UPDATE SET "limit" = EXCLUDED."limit"`);
+  await db.end();
+  const res = await fetch(`${baseUrl}/admin/v1/accounts`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'fixed-rate bench', plan: 'bench', credits: 1_000_000_000 }),
+  });
+  if (res.status !== 201) throw new Error(`creating the bench account failed: ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { id: string; api_key: string };
+  return { id: body.id, apiKey: body.api_key };
+}
+
+/** Every rate for one runtime and build, on servers of their own. */
+async function benchOne(run: number, runtime: Runtime, build: Build): Promise<FixedRateRow[]> {
+  const database = await startEmbeddedPostgres({ dataDir: temporaryDataDir('bench-fixed'), persistent: false });
+  const redis = await privateRedis();
+  const loopFile = join(tmpdir(), `bench-loop-${randomBytes(4).toString('hex')}.json`);
+  const probe = { node: runtime.node, nodeFlags: ['-r', PROBE] };
+  const stops: Array<() => Promise<void>> = [() => database.stop(), () => redis.stop()];
+  try {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const service = await startChild(
+      'src/main.ts',
+      [],
+      { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', PROVIDER: 'sandbox', REDIS_URL: redis.url, BENCH_LOOP_DELAY_FILE: loopFile },
+      `${baseUrl}/health/live`,
+      { ...probe, root: build.root },
+    );
+    stops.unshift(() => stopChild(service));
+    const account = await benchAccount(database.url, baseUrl);
+    const barePort = await freePort();
+    const bareLoopFile = `${loopFile}.bare`;
+    const bare = await startChild(
+      'tools/bench/bare-app.ts',
+      [],
+      { PORT: String(barePort), BENCH_LEDGER_DATABASE_URL: database.url, BENCH_LEDGER_ACCOUNT: account.id, BENCH_LOOP_DELAY_FILE: bareLoopFile },
+      /listening/,
+      probe,
+    );
+    stops.unshift(() => stopChild(bare));
+    const admin = new Client({ connectionString: database.url });
+    await admin.connect();
+    const postgresPid = await postmasterPid(admin).finally(() => admin.end());
+    const json = { 'Content-Type': 'application/json' };
+    const rows: FixedRateRow[] = [];
+    for (const rate of RATES) {
+      const body = JSON.stringify({ phone: phoneInBlock(90 + run, 123_456), source: 'bench' });
+      const onBare = { database: database.url, servicePid: bare.pid!, postgresPid, redisPid: redis.pid, loopFile: bareLoopFile };
+      const scenarios: Array<[FixedRateRow['route'], Measured, Omit<LoadRequest, 'connections' | 'durationSeconds'>]> = [
+        ['bare POST', onBare, { url: `http://127.0.0.1:${barePort}/bare`, method: 'POST', headers: json, body, overallRate: rate }],
+        ['PostgreSQL floor (INSERT)', onBare, { url: `http://127.0.0.1:${barePort}/bare/ledger`, method: 'POST', headers: json, body, overallRate: rate }],
+        [
+          'cache-hit /filter',
+          { database: database.url, servicePid: service.pid!, postgresPid, redisPid: redis.pid, loopFile },
+          { url: `${baseUrl}/api/v1/filter`, method: 'POST', headers: { ...json, Authorization: `Bearer ${account.apiKey}` }, body, overallRate: rate },
+        ],
+      ];
+      for (const [route, on, request] of scenarios) {
+        const row = { run, runtime: runtime.label, build: build.label, rate, route, ...(await measure(on, request)) };
+        console.error(describe(row));
+        rows.push(row);
+      }
+    }
+    return rows;
+  } finally {
+    for (const stop of stops) await stop();
+    rmSync(loopFile, { force: true });
+    rmSync(`${loopFile}.bare`, { force: true });
+  }
+}
+
+function describe(row: FixedRateRow): string {
+  const f = row.figures;
+  const loop = row.loop ? `${row.loop.p99} / ${row.loop.max}` : '—';
+  return (
+    `| ${row.run} | ${row.runtime} | ${row.build} | ${row.rate} | ${row.route} | ${Math.round(f.requests / DURATION_SECONDS)} | ${f.p50} | ${f.p99} | ${f.p99_9} | ` +
+    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${f.non2xx + f.errors} |`
+  );
+}
+
+/** `a / b` as "1.5×", or "—" when either side had no run kept. */
+const ratio = (a: number, b: number) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}×` : '—');
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+
+/** The medians over the runs, with the goals' ratios (issue 26): /filter against the bare POST, PostgreSQL against its floor. */
+export function summarize(rows: FixedRateRow[]): string[] {
+  const lines = [
+    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | p99 vs bare | service CPU vs bare | PostgreSQL vs floor |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  // A run whose offered rate was not answered (a busy machine: the generator or the server starved of CPU)
+  // measures contention, not cost: left out, and the row says how many runs it keeps.
+  const delivered = rows.filter((r) => r.figures.requests / DURATION_SECONDS >= KEEP_SHARE * r.rate);
+  const keys = [...new Set(rows.map((r) => `${r.runtime}\u0000${r.build}\u0000${r.rate}`))];
+  for (const key of keys) {
+    const [runtime, build, rate] = key.split('\u0000');
+    const of = (route: FixedRateRow['route']) => delivered.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route);
+    const m = (route: FixedRateRow['route'], pick: (r: FixedRateRow) => number) => median(of(route).map(pick));
+    for (const route of ['bare POST', 'PostgreSQL floor (INSERT)', 'cache-hit /filter'] as const) {
+      if (of(route).length === 0) continue;
+      const ratios =
+        route === 'cache-hit /filter'
+          ? [
+              ratio(m(route, (r) => r.figures.p99), m('bare POST', (r) => r.figures.p99)),
+              ratio(m(route, (r) => r.serviceCpu), m('bare POST', (r) => r.serviceCpu)),
+              ratio(m(route, (r) => r.postgresCpu), m('PostgreSQL floor (INSERT)', (r) => r.postgresCpu)),
+            ].join(' | ')
+          : '| |';
+      lines.push(
+        `| ${runtime} | ${build} | ${rate} | ${route} | ${of(route).length}/${rows.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route).length} | ${m(route, (r) => Math.round(r.figures.requests / DURATION_SECONDS))} | ${m(route, (r) => r.figures.p50)} | ` +
+          `${m(route, (r) => r.figures.p99)} | ${m(route, (r) => r.figures.p99_9)} | ${m(route, (r) => r.serviceCpu)} | ${m(route, (r) => r.postgresCpu)} | ` +
+          `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${ratios} |`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...). */
+export async function runFixedRate(): Promise<FixedRateRow[]> {
+  console.error(`fixed rate: ${RATES.join(', ')}/s offered over ${CONNECTIONS} connections, ${DURATION_SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${RUNS} run(s)`);
+  console.error('| run | runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | non-2xx+errors |');
+  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
+  const rows: FixedRateRow[] = [];
+  const nodes = runtimes();
+  for (let run = 1; run <= RUNS; run++) for (const runtime of nodes) for (const build of builds()) rows.push(...(await withRetries(() => benchOne(run, runtime, build))));
+  return rows;
+}
+
+/** A free port can be taken by another program before a server binds it (a shared machine): start over then. */
+async function withRetries<T>(work: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      console.error(`attempt ${attempt} failed, starting over: ${(error as Error).message}`);
+    }
+  }
+}
+
+if (require.main === module) {
+  runFixedRate().then(
+    (rows) => {
+      console.log(summarize(rows).join('\n'));
+      process.exit(0);
+    },
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
