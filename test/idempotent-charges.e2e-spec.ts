@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { keyedHash } from '../src/common/keyed-hash';
 import { AbandonedChargesSweeper } from '../src/credits/abandoned-charges.sweeper';
 import { CreditsService } from '../src/credits/credits.service';
 import { createAccount, TestAccount } from './factories/accounts';
@@ -114,7 +115,7 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
     });
   });
 
-  it('a key whose attempt died before charging: once the bound has passed, of two retries at once on two instances one runs, the other gets 409', async () => {
+  it('a key whose attempt died before charging: once the bound has passed, of two retries at once on two instances one runs, the other gets 409 or its replay', async () => {
     const account = await createAccount(t, { credits: 100 });
     // What an instance killed between taking the key and charging leaves behind.
     await t.db.query(
@@ -123,7 +124,17 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
       [account.id, hashOf(TEST_NUMBERS.connected), SWEEP_BOUND_SECONDS + 1],
     );
     const retries = await Promise.all([filter(t, account, 'died-early'), filter(other, account, 'died-early')]);
-    expect(retries.map((res) => res.status).sort()).toEqual([200, 409]);
+    // One retry runs the call. The other either met it running (409) or, when the sandbox answered the
+    // first before the second reached the key, gets its stored answer replayed: never a second run.
+    const ran = retries.filter((res) => res.status === 200 && res.headers['idempotent-replayed'] === undefined);
+    expect(ran).toHaveLength(1);
+    const [second] = retries.filter((res) => res !== ran[0]);
+    if (second.status === 409) expectError(second, 409, 'IDEMPOTENCY_CONFLICT');
+    else {
+      expect(second.status).toBe(200);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      expect(second.text).toBe(ran[0].text);
+    }
     const [key] = await t.db.query(`SELECT status, created_at < now() - interval '59 minutes' AS kept_its_life FROM idempotency_keys WHERE account_id = $1`, [account.id]);
     expect(key).toEqual({ status: 'completed', kept_its_life: true });
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 96, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
@@ -154,6 +165,29 @@ describe('an Idempotency-Key is charged at most once, enforced by the ledger', (
       [account.id, hashOf(TEST_NUMBERS.connected)],
     );
     expectError(await filter(t, account, 'pre-upgrade'), 409, 'IDEMPOTENCY_CONFLICT');
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
+  });
+
+  it('keeps a keyed hash of the request, not its plain SHA-256 (which 10⁴ guesses from the masked number recover)', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    await filter(t, account, 'keyed-1').expect(200);
+    const [row] = await t.db.query(`SELECT request_hash FROM idempotency_keys WHERE account_id = $1`, [account.id]);
+    expect(row.request_hash).not.toBe(hashOf(TEST_NUMBERS.connected));
+    expect(row.request_hash).toBe(keyedHash(t.config.dataHashKey, JSON.stringify({ phone: TEST_NUMBERS.connected, source: 'internal' })));
+  });
+
+  it('a key answered before the upgrade (plain hash stored) is still replayed for its body, and refused for another', async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const answer = '{"phone":"stored before the upgrade"}';
+    await t.db.query(
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, completed_at, attempt, created_at)
+       VALUES ($1, 'answered-pre-upgrade', $2, 'completed', 200, $3, now(), gen_random_uuid(), now() - interval '1 hour')`,
+      [account.id, hashOf(TEST_NUMBERS.connected), answer],
+    );
+    const replayed = await filter(t, account, 'answered-pre-upgrade').expect(200);
+    expect(replayed.text).toBe(answer);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expectError(await filter(t, account, 'answered-pre-upgrade', TEST_NUMBERS.absent), 409, 'IDEMPOTENCY_CONFLICT');
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
   });
 
