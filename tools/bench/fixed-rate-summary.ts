@@ -10,7 +10,8 @@ const rows: FixedRateRow[] = [];
 for (const line of readFileSync(process.argv[2], 'utf8').split('\n')) {
   const cells = line.split('|').map((cell) => cell.trim());
   if (cells.length < 16 || !/^\d+$/.test(cells[1])) continue;
-  const [, run, runtime, build, rate, route, answered, p50, p99, p99_9, service, postgres, redis, wal, loop] = cells;
+  const [, run, runtime, build, rate, route, answered, p50, p99, p99_9, service, postgres, redis, wal, loop, heap] = cells;
+  const [allocated, promoted] = (heap ?? '').split('/').map((v) => Number(v.trim()));
   const [loopP99, loopMax] = loop.split('/').map((v) => Number(v.trim()));
   const duration = Number(process.env.BENCH_FIXED_DURATION ?? 15);
   rows.push({
@@ -25,6 +26,8 @@ for (const line of readFileSync(process.argv[2], 'utf8').split('\n')) {
     redisCpu: Number(redis),
     walBytes: Number(wal),
     loop: Number.isFinite(loopP99) ? { p50: NaN, p90: NaN, p99: loopP99, p99_9: NaN, max: loopMax } : undefined,
+    allocatedBytes: Number.isFinite(allocated) ? allocated : undefined,
+    promotedBytes: Number.isFinite(promoted) ? promoted : undefined,
   });
 }
 console.log(summarize(rows).join('\n'));

@@ -36,6 +36,11 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const KEEP_SHARE = Number(process.env.BENCH_KEEP_SHARE ?? 0.9);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
 const PROBE = resolve(ROOT, 'dist/tools/bench/loop-delay-probe.js');
+/** Node flags for the service alone, before the probe and the production ones (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`). */
+const SERVICE_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+/** The routes measured (default all): `bare`, `floor`, `filter`. */
+const ROUTES = new Set((process.env.BENCH_ROUTES ?? 'bare,floor,filter').split(','));
+const ROUTE_KEYS: Record<FixedRateRow['route'], string> = { 'bare POST': 'bare', 'PostgreSQL floor (INSERT)': 'floor', 'cache-hit /filter': 'filter' };
 
 export interface FixedRateRow {
   run: number;
@@ -51,6 +56,9 @@ export interface FixedRateRow {
   /** Bytes of WAL PostgreSQL wrote per call (pg_stat_wal). */
   walBytes: number;
   loop: LoopDelay | undefined;
+  /** Per call answered: bytes allocated on the JavaScript heap, and bytes promoted to the old generation. */
+  allocatedBytes: number | undefined;
+  promotedBytes: number | undefined;
 }
 
 interface Runtime {
@@ -123,6 +131,8 @@ async function measure(on: Measured, request: Omit<LoadRequest, 'connections' | 
     redisCpu: perCall(after.redis - before.redis),
     walBytes: perCall(walAfter - walBefore),
     loop,
+    allocatedBytes: loop?.heap ? perCall(loop.heap.allocated) : undefined,
+    promotedBytes: loop?.heap ? perCall(loop.heap.promoted) : undefined,
   };
 }
 
@@ -166,7 +176,7 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
       [],
       { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', PROVIDER: 'sandbox', REDIS_URL: redis.url, BENCH_LOOP_DELAY_FILE: loopFile },
       `${baseUrl}/health/live`,
-      { ...probe, root: build.root },
+      { ...probe, nodeFlags: [...SERVICE_NODE_FLAGS, ...probe.nodeFlags], root: build.root },
     );
     stops.unshift(() => stopChild(service));
     const account = await benchAccount(database.url, baseUrl);
@@ -198,6 +208,7 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
         ],
       ];
       for (const [route, on, request] of scenarios) {
+        if (!ROUTES.has(ROUTE_KEYS[route])) continue;
         const row = { run, runtime: runtime.label, build: build.label, rate, route, ...(await measure(on, request)) };
         console.error(describe(row));
         rows.push(row);
@@ -214,9 +225,11 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
 function describe(row: FixedRateRow): string {
   const f = row.figures;
   const loop = row.loop ? `${row.loop.p99} / ${row.loop.max}` : '—';
+  const heap = row.loop?.heap;
+  const gc = heap ? `${row.allocatedBytes} / ${row.promotedBytes} (+${Math.round(heap.allocatedOld / Math.max(1, row.figures.requests))} old) | ${heap.scavenges} / ${heap.majorGcs} | ${heap.scavengeMax.toFixed(1)} / ${heap.majorMax.toFixed(1)}` : '— | — | —';
   return (
     `| ${row.run} | ${row.runtime} | ${row.build} | ${row.rate} | ${row.route} | ${Math.round(f.requests / DURATION_SECONDS)} | ${f.p50} | ${f.p99} | ${f.p99_9} | ` +
-    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${f.non2xx + f.errors} |`
+    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${gc} | ${f.non2xx + f.errors} |`
   );
 }
 
@@ -262,8 +275,10 @@ export function summarize(rows: FixedRateRow[]): string[] {
 /** Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...). */
 export async function runFixedRate(): Promise<FixedRateRow[]> {
   console.error(`fixed rate: ${RATES.join(', ')}/s offered over ${CONNECTIONS} connections, ${DURATION_SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${RUNS} run(s)`);
-  console.error('| run | runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | non-2xx+errors |');
-  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
+  console.error(
+    '| run | runtime | build | rate/s | route | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | heap B/call allocated / promoted | scavenges / major GCs | longest scavenge / major GC ms | non-2xx+errors |',
+  );
+  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|');
   const rows: FixedRateRow[] = [];
   const nodes = runtimes();
   for (let run = 1; run <= RUNS; run++) for (const runtime of nodes) for (const build of builds()) rows.push(...(await withRetries(() => benchOne(run, runtime, build))));
