@@ -241,8 +241,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /** The medians over the runs, with the goals' ratios (issue 26): /filter against the bare POST, PostgreSQL against its floor. */
 export function summarize(rows: FixedRateRow[]): string[] {
   const lines = [
-    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | p99 vs bare | service CPU vs bare | PostgreSQL vs floor |',
-    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | heap B/call allocated | promoted | p99 vs bare | service CPU vs bare | PostgreSQL vs floor |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   // A run whose offered rate was not answered (a busy machine: the generator or the server starved of CPU)
   // measures contention, not cost: left out, and the row says how many runs it keeps.
@@ -265,7 +265,7 @@ export function summarize(rows: FixedRateRow[]): string[] {
       lines.push(
         `| ${runtime} | ${build} | ${rate} | ${route} | ${of(route).length}/${rows.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route).length} | ${m(route, (r) => Math.round(r.figures.requests / DURATION_SECONDS))} | ${m(route, (r) => r.figures.p50)} | ` +
           `${m(route, (r) => r.figures.p99)} | ${m(route, (r) => r.figures.p99_9)} | ${m(route, (r) => r.serviceCpu)} | ${m(route, (r) => r.postgresCpu)} | ` +
-          `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${ratios} |`,
+          `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${m(route, (r) => r.allocatedBytes ?? NaN)} | ${m(route, (r) => r.promotedBytes ?? NaN)} | ${ratios} |`,
       );
     }
   }
