@@ -25,6 +25,8 @@ export interface FailoverRow extends Figures {
   primary: string;
   /** Checks the backup answered during the row. */
   backupAnswers: number;
+  /** The primary's state on /health/ready when the row ended. */
+  primaryAtEnd: string;
 }
 
 interface Options {
@@ -55,6 +57,30 @@ function describePrimary(before: Map<string, number>, after: Map<string, number>
     .join(', ');
   return { primary: primary || 'not asked', backupAnswers: change('backup answered') };
 }
+
+/** The primary's entry of /health/ready at the end of a row: its state, breaker and window on the live lane. */
+async function primaryState(baseUrl: string): Promise<string> {
+  const body = (await (await fetch(`${baseUrl}/health/ready`)).json()) as {
+    info?: { provider?: ProviderEntries };
+    error?: { provider?: ProviderEntries };
+    details?: { provider?: ProviderEntries };
+  };
+  const entries = body.details?.provider?.providers ?? body.info?.provider?.providers ?? body.error?.provider?.providers ?? [];
+  const primary = entries.find((entry) => entry.provider === 'primary');
+  if (!primary) return 'n/a';
+  const recent = primary.recent?.interactive;
+  const window = recent ? `, window ${recent.calls} calls, ${Math.round(recent.failure_rate * 100)}% failed, median ${recent.median_latency_ms ?? '-'} ms` : '';
+  return `${primary.state}, breaker ${primary.circuit?.interactive ?? '-'}${window}`;
+}
+
+type ProviderEntries = {
+  providers: Array<{
+    provider: string;
+    state: string;
+    circuit?: { interactive: string };
+    recent?: { interactive: { calls: number; failure_rate: number; median_latency_ms: number | null } };
+  }>;
+};
 
 function startHlrSimulator(port: number, extra: string[] = []): Promise<ChildProcess> {
   return startChild('tools/upstream-simulator/main.ts', ['--port', String(port), '--latency-ms', String(SIMULATOR_LATENCY_MS), ...extra], {}, /listening/);
@@ -89,11 +115,14 @@ async function startService(options: Options, env: Record<string, string>) {
   const apiKey = await createBenchAccount(options.databaseUrl, baseUrl, options.adminToken);
   const request = { url: `${baseUrl}/api/v1/filter`, method: 'POST' as const, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' } };
   return {
-    warmUp: () => load('warm-up', { ...request, phoneBlock: options.freshBlock(), durationSeconds: WARM_UP_SECONDS }),
+    warmUp: async () => {
+      await load('warm-up', { ...request, phoneBlock: options.freshBlock(), durationSeconds: WARM_UP_SECONDS });
+      if (process.env.BENCH_DEBUG) console.error(`after the warm-up: primary ${await primaryState(baseUrl)}`);
+    },
     measure: async (scenario: string): Promise<FailoverRow> => {
       const before = await providerCounts(baseUrl);
       const figures = await load(scenario, { ...request, phoneBlock: options.freshBlock() });
-      return { ...figures, ...describePrimary(before, await providerCounts(baseUrl)) };
+      return { ...figures, ...describePrimary(before, await providerCounts(baseUrl)), primaryAtEnd: await primaryState(baseUrl) };
     },
     stop: () => stopChild(child),
   };
@@ -173,9 +202,9 @@ export function describeFailoverRows(rows: FailoverRow[]): string[] {
   return [
     `failover: cache-miss POST /api/v1/filter (network_status), both simulators at ${SIMULATOR_LATENCY_MS} ms, default PROVIDER_* and LOOKUP_DEMOTE_*`,
     '',
-    '| scenario | req/s | p50 ms | p99 ms | non-2xx | primary attempts | backup answers |',
-    '|---|---:|---:|---:|---:|---|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.primary} | ${r.backupAnswers} |`),
+    '| scenario | req/s | p50 ms | p99 ms | non-2xx | primary attempts | backup answers | primary at the end (/health/ready) |',
+    '|---|---:|---:|---:|---:|---|---:|---|',
+    ...rows.map((r) => `| ${r.scenario} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.primary} | ${r.backupAnswers} | ${r.primaryAtEnd} |`),
   ];
 }
 
