@@ -19,7 +19,8 @@ const DEMOTION = {
 /**
  * Demotion by health, end to end (issue 23 point 2): a primary that answers, but slowly, is asked after
  * the backup once the window holds enough of its slow answers; once it answers fast again and the
- * window has passed, it is asked first again. Each /filter call asks two checks (two attempts).
+ * window has passed, one trial call asks it first, and its fast answer promotes it back. Each /filter
+ * call asks two checks (two attempts).
  */
 describe('demotion by health (LOOKUP_DEMOTE_*): a slow primary is asked after the backup, then promoted back', () => {
   let primary: UpstreamSimulator;
@@ -84,9 +85,14 @@ describe('demotion by health (LOOKUP_DEMOTE_*): a slow primary is asked after th
     }
   });
 
-  it('once it answers fast again and its slow answers have left the window, the primary is asked first again', async () => {
+  it('once it answers fast again and its slow answers have left the window, one trial call asks it first, then it is promoted back', async () => {
     primary.setOptions({ latencyMs: 0 });
     await sleep(WINDOW_MS + 100); // the window is in time: a demoted provider's outcomes age out
+    expect(await primaryEntry()).toMatchObject({ state: 'demoted', recent: { interactive: { calls: 0, demoted: true, reason: 'recovering' } } });
+    // The call's two checks are routed at once: one is the trial; the other asks the primary first only if the trial answered before it was routed.
+    const trial = await asked();
+    expect(trial.primary).toBeGreaterThanOrEqual(1);
+    expect(trial.primary + trial.backup).toBe(2);
     expect(await primaryEntry()).toMatchObject({ state: 'up', recent: { interactive: { demoted: false } } });
     expect(await asked()).toEqual({ primary: 2, backup: 0 });
     expect(await asked()).toEqual({ primary: 2, backup: 0 });

@@ -13,6 +13,8 @@ class ScriptedProvider extends LookupProvider implements Upstream {
   latencyMs = 0;
   /** A failure decided without a request (no outcome for the health window). */
   notOffered = false;
+  /** When set, each answer waits for it (a call under way). */
+  gate?: Promise<void>;
   readonly simulated = true;
   asked = 0;
   /** Calls its breaker refused without a request (as cockatiel does while open and no trial is due). */
@@ -38,6 +40,7 @@ class ScriptedProvider extends LookupProvider implements Upstream {
     }
     if (this.notOffered) throw new UpstreamFailure(`${this.provider} offers no ${check}`, 'upstream_error', 'not_offered');
     this.asked += 1;
+    if (this.gate) await this.gate;
     clock.now += this.latencyMs;
     if (this.failing) throw new ProviderUnavailableError(`${this.provider} down`, this.failReason);
     return answeredNow(check, this.provider, { status: 'CONNECTED', carrier: this.provider });
@@ -130,17 +133,40 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
     await expect(ask()).resolves.toMatchObject({ provider: 'a' });
   });
 
-  it('promotes the primary back once its slow outcomes leave the window', async () => {
+  it('once its slow outcomes leave the window, one trial call asks it first; a fast answer promotes it back', async () => {
     a.latencyMs = 1_500;
     for (let i = 0; i < 4; i++) await ask();
     a.latencyMs = 10; // recovered, but asked last: nothing new about it
     for (let i = 0; i < 5; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
     expect(order()).toEqual(['b', 'a']);
     clock.now += demotion.windowMs;
-    expect(order()).toEqual(['a', 'b']);
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 0, demoted: true, reason: 'recovering' });
     a.asked = 0;
-    await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+    await expect(ask()).resolves.toMatchObject({ provider: 'a' }); // the trial
     expect(a.asked).toBe(1);
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 1, demoted: false });
+    expect(order()).toEqual(['a', 'b']);
+  });
+
+  it('while the trial is under way the other calls still ask it last; a slow trial keeps it demoted for another window', async () => {
+    a.latencyMs = 1_500;
+    for (let i = 0; i < 4; i++) await ask();
+    clock.now += demotion.windowMs;
+    let release!: () => void;
+    a.gate = new Promise<void>((resolve) => (release = resolve));
+    const trial = ask(); // still slow
+    expect(order()).toEqual(['b', 'a']);
+    await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    release();
+    await expect(trial).resolves.toMatchObject({ provider: 'a' });
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 1, demoted: true, reason: 'recovering' });
+    a.asked = 0;
+    for (let i = 0; i < 3; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    expect(a.asked).toBe(0); // one trial a window, not one per call
+    clock.now += demotion.windowMs;
+    a.latencyMs = 10;
+    await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+    expect(order()).toEqual(['a', 'b']);
   });
 
   it('a refusal without a request (a check it does not offer) is no outcome: it neither demotes nor promotes', async () => {

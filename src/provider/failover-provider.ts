@@ -115,7 +115,7 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
   }
 
   private demoted(provider: string, lane: Lane): boolean {
-    return this.recent.demoted(key(provider, lane));
+    return this.recent.askLast(key(provider, lane));
   }
 
   private count(provider: string): void {

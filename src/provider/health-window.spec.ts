@@ -22,6 +22,7 @@ describe('HealthWindow', () => {
     note(2, false);
     note(1, true);
     expect(window.demoted('a')).toBe(false); // 1 of 3
+    expect(window.askLast('a')).toBe(false);
     note(1, true);
     expect(window.status('a')).toMatchObject({ calls: 4, failure_rate: 0.5, demoted: true, reason: 'failures' });
   });
@@ -44,13 +45,42 @@ describe('HealthWindow', () => {
     expect(window.status('a')).toMatchObject({ calls: 5, failure_rate: 0.4, demoted: false });
   });
 
-  it('forgets outcomes older than LOOKUP_DEMOTE_WINDOW_MS: a demoted provider is promoted back once they age out', () => {
+  it('forgets outcomes older than LOOKUP_DEMOTE_WINDOW_MS; a demoted provider then recovers through one trial', () => {
     note(3, true);
-    expect(window.demoted('a')).toBe(true);
+    expect(window.askLast('a')).toBe(true);
     clock += OPTIONS.windowMs - 1;
-    expect(window.demoted('a')).toBe(true);
+    expect(window.askLast('a')).toBe(true);
     clock += 1;
-    expect(window.status('a')).toEqual({ calls: 0, failure_rate: 0, median_latency_ms: null, demoted: false });
+    expect(window.status('a')).toEqual({ calls: 0, failure_rate: 0, median_latency_ms: null, demoted: true, reason: 'recovering' });
+    expect(window.askLast('a')).toBe(false); // this call is the trial
+    expect(window.askLast('a')).toBe(true); // the others wait for its verdict
+    window.note('a', false, 10);
+    expect(window.askLast('a')).toBe(false);
+    expect(window.status('a')).toEqual({ calls: 1, failure_rate: 0, median_latency_ms: 10, demoted: false });
+  });
+
+  it('a failed or slow trial keeps it demoted until its outcome leaves the window; an abandoned trial is retaken after a window', () => {
+    note(3, true);
+    window.askLast('a');
+    clock += OPTIONS.windowMs;
+    expect(window.askLast('a')).toBe(false);
+    window.note('a', false, 5_000); // answered, but slowly
+    expect(window.askLast('a')).toBe(true);
+    clock += OPTIONS.windowMs;
+    expect(window.askLast('a')).toBe(false); // the next trial, never answered
+    clock += OPTIONS.windowMs - 1;
+    expect(window.askLast('a')).toBe(true);
+    clock += 1;
+    expect(window.askLast('a')).toBe(false);
+  });
+
+  it('enough good outcomes while asked last promote it without a trial', () => {
+    note(3, true);
+    window.askLast('a');
+    clock += OPTIONS.windowMs;
+    note(3, false);
+    expect(window.status('a')).toMatchObject({ calls: 3, demoted: false });
+    expect(window.askLast('a')).toBe(false);
   });
 
   it('keeps providers apart', () => {

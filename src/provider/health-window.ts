@@ -13,8 +13,8 @@ export interface RecentHealth {
   /** The median duration of their attempts, in ms (null when none). */
   median_latency_ms: number | null;
   demoted: boolean;
-  /** Why, when demoted. */
-  reason?: 'failures' | 'latency';
+  /** Why, when demoted: its recent failures, its latency, or it was demoted and waits for a good trial. */
+  reason?: 'failures' | 'latency' | 'recovering';
 }
 
 interface Outcome {
@@ -25,12 +25,17 @@ interface Outcome {
 
 /**
  * The recent attempts of each provider and lane: the last `windowCalls` outcomes within `windowMs`.
- * A demoted provider is asked only when the ones before it fail, so its outcomes age out: once the
- * window has passed without enough of them it is promoted back and asked first again (a slow or failing
- * one is demoted again after `minCalls` more attempts). Memory: `windowCalls` entries per key.
+ * A demoted provider is asked only when the ones before it fail, so its outcomes age out. It stays
+ * demoted ("recovering") until one trial shows it well: once its window is empty, one call asks it
+ * first (the others still ask it last), and a fast answer promotes it back; a failed or slow one keeps it
+ * demoted for another window. So a provider that still hangs costs one call a window, not one per
+ * caller. Enough good outcomes while asked last (the others failing) promote it too. Memory:
+ * `windowCalls` entries per key.
  */
 export class HealthWindow {
   private readonly outcomes = new Map<string, Outcome[]>();
+  /** Keys demoted and not yet promoted back, with the time their trial call started (if one is under way). */
+  private readonly held = new Map<string, { trialSince?: number }>();
 
   constructor(
     private readonly options: DemotionOptions = DEFAULT_DEMOTION,
@@ -43,13 +48,53 @@ export class HealthWindow {
     list.push({ at: this.now(), failed, latencyMs });
     if (list.length > this.options.windowCalls) list.splice(0, list.length - this.options.windowCalls);
     this.outcomes.set(key, list);
+    const hold = this.held.get(key);
+    if (!hold) {
+      if (this.verdict(key).demoted) this.held.set(key, {});
+      return;
+    }
+    if (hold.trialSince === undefined) return;
+    // The trial's verdict (or that of a call that asked it last meanwhile): well, promoted; else another window.
+    if (!failed && latencyMs < this.options.latencyMs) this.held.delete(key);
+    else hold.trialSince = undefined;
   }
 
+  /** Whether this provider is demoted (for /health/ready and /metrics); routing asks `askLast`. */
   demoted(key: string): boolean {
     return this.status(key).demoted;
   }
 
+  /**
+   * Whether the call being routed asks this provider after the healthy ones. A recovering one with an
+   * empty window and no trial under way makes this call its trial (false); a trial whose verdict never
+   * came (the call was abandoned) is retaken after a window.
+   */
+  askLast(key: string): boolean {
+    const window = this.verdict(key);
+    if (window.demoted) {
+      if (!this.held.has(key)) this.held.set(key, {});
+      return true;
+    }
+    const hold = this.held.get(key);
+    if (!hold) return false;
+    if (window.calls >= this.options.minCalls) {
+      this.held.delete(key); // enough good outcomes while asked last
+      return false;
+    }
+    const now = this.now();
+    if (window.calls > 0 || (hold.trialSince !== undefined && now - hold.trialSince < this.options.windowMs)) return true;
+    hold.trialSince = now;
+    return false;
+  }
+
   status(key: string): RecentHealth {
+    const window = this.verdict(key);
+    if (window.demoted || !this.held.has(key) || window.calls >= this.options.minCalls) return window;
+    return { ...window, demoted: true, reason: 'recovering' };
+  }
+
+  /** What the window alone says. */
+  private verdict(key: string): RecentHealth {
     const since = this.now() - this.options.windowMs;
     const list = (this.outcomes.get(key) ?? []).filter((outcome) => outcome.at > since);
     if (list.length === 0) return { calls: 0, failure_rate: 0, median_latency_ms: null, demoted: false };
