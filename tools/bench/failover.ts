@@ -118,6 +118,8 @@ async function startService(options: Options, env: Record<string, string>) {
   return {
     warmUp: async () => {
       await load('warm-up', { ...request, phoneBlock: options.freshBlock(), durationSeconds: WARM_UP_SECONDS });
+      // The calls the load generator left when it stopped still run: let them end before a primary is killed.
+      await new Promise((resolveWait) => setTimeout(resolveWait, 2000));
       if (process.env.BENCH_DEBUG) console.error(`after the warm-up: primary ${await primaryState(baseUrl)}`);
     },
     measure: async (scenario: string): Promise<FailoverRow> => {
