@@ -146,9 +146,13 @@ describe('faults under load never cost anyone money', () => {
     await retryKeyedCalls(instances, account, calls);
     // Charges, settles and refunds commit asynchronously (README: Credits): a crash of PostgreSQL may
     // lose the last commits before it, each loss a free call or a refund.
-    const committedJustBefore = (call: Call) => call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.at <= killedAt + FAULT_MS);
+    // A lost commit happened while its attempt was in flight (between sending and the answer, by the
+    // test's clock, which a busy machine delays too): tolerated when that flight overlaps the loss window.
+    const committedJustBefore = (call: Call) =>
+      call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.sentAt <= killedAt + FAULT_MS);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 503))).toBe(true);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
+    console.info(`kill -9 of PostgreSQL at ${killedAt} (test clock), restarted after ${killedAt + FAULT_MS}`);
     expect(await afterTheSweep('kill -9 of PostgreSQL', calls, committedJustBefore)).toEqual(HOLDS);
   }, 90_000);
 
@@ -231,12 +235,13 @@ describe('faults under load never cost anyone money', () => {
 
     await Promise.all(instances.map((one) => one.start()));
     // The dead workers' chunks come back with their lapsed leases (10 s), not at their expiration (600 s):
-    // the whole job is done well inside 30 s of the restart (the lease, then a few seconds of lookups).
+    // the whole job is done inside 60 s of the restart (the lease, then a few seconds of lookups on a quiet
+    // machine; a CI run on two busy cores once needed more than 30 s for 160 lookups).
     const restartedAt = Date.now();
-    const job = await waitForBulkJob(instances[1].url, account.auth, id, 30_000);
+    const job = await waitForBulkJob(instances[1].url, account.auth, id, 60_000);
     console.info(`both instances killed during a bulk job: ${atKill}/200 at the kill, completed ${Date.now() - restartedAt} ms after the restart`);
 
     expect(job).toMatchObject({ status: 'completed', processed: 200 });
     expect(await afterTheSweep('both instances killed during a bulk job', [])).toEqual(HOLDS);
-  }, 120_000);
+  }, 150_000);
 });
