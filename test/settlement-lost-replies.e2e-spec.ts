@@ -44,7 +44,7 @@ describe('a settle whose reply is lost: the outcome is resolved, never guessed',
   function atTheNextSettle(fault: (settle: () => Promise<Set<string>>, chargeIds: string[]) => Promise<Set<string>>): void {
     const repository = t.app.get(CreditsRepository);
     const settleMany = repository.settleMany.bind(repository);
-    jest.spyOn(repository, 'settleMany').mockImplementationOnce((ids) => fault(() => settleMany(ids), ids));
+    jest.spyOn(repository, 'settleMany').mockImplementationOnce((settles) => fault(() => settleMany(settles), settles.map((settle) => settle.chargeId)));
   }
 
   /** The next settle commits and its reply is lost; then every connection is reset, new ones refused for `refuseForMs`. */
