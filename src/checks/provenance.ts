@@ -52,9 +52,8 @@ export function showProvenance(stored: StoredProvenance | null | undefined): Ans
   return Object.fromEntries(Object.entries(stored).map(([check, [provider, observedAt]]) => [check, { provider, observed_at: observedAt }]));
 }
 
-/** One check's origin as the API shows it, from the stored record (null when the check is not in it). */
-export function showCheckProvenance(stored: StoredProvenance | null | undefined, check: string | undefined): CheckProvenanceDto | null {
-  const pair = check === undefined ? undefined : stored?.[check];
+/** One stored pair (a watchlist change's origin) as the API shows it. */
+export function showOrigin(pair: StoredProvenance[string] | null | undefined): CheckProvenanceDto | null {
   return pair ? { provider: pair[0], observed_at: pair[1] } : null;
 }
 
