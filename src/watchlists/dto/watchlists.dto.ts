@@ -222,7 +222,7 @@ export class WatchlistEntryDto {
 export class WatchlistDto extends WatchlistSummaryDto {
   @ApiProperty({
     type: [WatchlistEntryDto],
-    example: [{ phone: '+447400120005', reference: 'contact-2', result: { country: 'GB', valid: false, status: 'ABSENT', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false }, error: null, checked_at: '2026-11-23T05:00:01.000Z' }],
+    example: [{ phone: '+447400120005', reference: 'contact-2', result: { country: 'GB', valid: false, status: 'ABSENT', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false }, answered_by: { network_status: { provider: 'hlr-lookups', observed_at: '2026-11-23T05:00:00.912Z' } }, error: null, checked_at: '2026-11-23T05:00:01.000Z' }],
     description: 'The watched numbers, newest first, one page (limit, cursor).',
   })
   entries: WatchlistEntryDto[];
