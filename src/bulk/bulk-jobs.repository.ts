@@ -231,7 +231,7 @@ export class BulkJobsRepository {
     if (answers.length === 0) return 0;
     const rows: Array<{ written: string }> = await this.db.query(
       `WITH answer AS (
-         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, answered_by jsonb, error_code text, error_message text)),
+         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, answered_by json, error_code text, error_message text)),
        written AS (
          UPDATE bulk_entries e
             SET result = answer.result, answered_by = answer.answered_by, error_code = answer.error_code, error_message = answer.error_message, done_at = now()

@@ -282,7 +282,7 @@ export class CreditsRepository {
       this.db,
       'phone_filter_settle_v2',
       `UPDATE ledger_entries l SET settled_at = now(), answered_by = s.answered_by
-         FROM unnest($1::bigint[], $2::jsonb[]) AS s(id, answered_by)
+         FROM unnest($1::bigint[], $2::json[]) AS s(id, answered_by)
         WHERE l.id = s.id AND l.settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING l.id`,
       [settles.map((settle) => settle.chargeId), settles.map((settle) => (settle.answeredBy ? JSON.stringify(settle.answeredBy) : null))],
     );

@@ -77,7 +77,7 @@ export const CHARGE_STATEMENT = `WITH account AS (
          SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
-         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[], $9::jsonb[]) WITH ORDINALITY
+         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[], $9::json[]) WITH ORDINALITY
                     AS c(reference, phone, source, key_id, settled, answered_by, ordinal)),
        eligible AS (
          SELECT c.*, row_number() OVER (ORDER BY c.ordinal) AS rank FROM call c

@@ -189,7 +189,7 @@ export class RoundsRepository {
       const [written]: [Array<{ id: string; phone: string }>] = await em.query(
         `UPDATE watchlist_entries e SET last_result = a.result, last_answered_by = a.answered_by, last_checks = $4, last_error = NULL,
                 checked_round = $1, checked_at = now()
-           FROM unnest($2::bigint[], $3::jsonb[], $5::jsonb[]) AS a(id, result, answered_by)
+           FROM unnest($2::bigint[], $3::jsonb[], $5::json[]) AS a(id, result, answered_by)
           WHERE e.id = a.id AND e.checked_round < $1 RETURNING e.id::text, e.phone`,
         [
           round,
@@ -205,7 +205,7 @@ export class RoundsRepository {
         await em.query(
           `INSERT INTO watchlist_changes (watchlist_id, entry_id, round, phone, field, before, after, answered_by)
            SELECT $1, c.entry_id, $2, c.phone, c.field, c.before, c.after, c.answered_by
-             FROM unnest($3::bigint[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::jsonb[]) AS c(entry_id, phone, field, before, after, answered_by)
+             FROM unnest($3::bigint[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::json[]) AS c(entry_id, phone, field, before, after, answered_by)
            ON CONFLICT (entry_id, round, field) DO NOTHING`,
           [watchlistId, round, changes.map((c) => c.id), changes.map((c) => c.phone), changes.map((c) => c.field),
             changes.map((c) => JSON.stringify(c.before)), changes.map((c) => JSON.stringify(c.after)),
