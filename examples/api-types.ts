@@ -453,7 +453,7 @@ export interface paths {
         };
         /**
          * The credits ledger of the account, newest first (phone numbers masked).
-         * @description Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page. A CHARGE of POST /api/v1/filter names, in `answered_by`, the provider that answered each check and when (a cached answer keeps its original ones; the example's line_type came from the cache); null once refunded.
+         * @description Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page. A CHARGE of POST /api/v1/filter names, in `answered_by`, the provider that answered each check and when (a cached answer keeps its original ones); null once refunded.
          */
         get: operations["CreditsController_usage"];
         put?: never;
@@ -898,10 +898,6 @@ export interface components {
              * @example [
              *       {
              *         "answered_by": {
-             *           "line_type": {
-             *             "observed_at": "2026-11-22T10:00:01.000Z",
-             *             "provider": "hlr-lookups"
-             *           },
              *           "network_status": {
              *             "observed_at": "2026-11-22T10:00:01.000Z",
              *             "provider": "hlr-lookups"

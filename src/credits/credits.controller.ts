@@ -27,8 +27,8 @@ export class CreditsController {
     description:
       'Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` ' +
       'entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page. A CHARGE of POST /api/v1/filter ' +
-      'names, in `answered_by`, the provider that answered each check and when (a cached answer keeps its original ones; the ' +
-      'example\'s line_type came from the cache); null once refunded.',
+      'names, in `answered_by`, the provider that answered each check and when (a cached answer keeps its original ones); ' +
+      'null once refunded.',
   })
   @ApiOkResponse({
     type: UsagePageDto,
@@ -40,14 +40,11 @@ export class CreditsController {
             {
               id: '1045',
               type: 'CHARGE',
-              amount: -5,
-              balance_after: 995,
+              amount: -4,
+              balance_after: 996,
               phone: '+44740012****',
               source: 'website',
-              answered_by: {
-                network_status: { provider: 'backup', observed_at: '2026-11-22T10:05:00.412Z' },
-                line_type: { provider: 'primary', observed_at: '2026-11-22T09:40:12.031Z' },
-              },
+              answered_by: { network_status: { provider: 'backup', observed_at: '2026-11-22T10:05:00.412Z' } },
               created_at: '2026-11-22T10:05:00.301Z',
             },
             { id: '1044', type: 'REFUND', amount: 4, balance_after: 1000, phone: '+44740012****', source: 'website', answered_by: null, created_at: '2026-11-22T10:00:03.120Z' },

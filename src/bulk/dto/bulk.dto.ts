@@ -169,10 +169,7 @@ export class BulkJobDto {
         phone: '+447400123456',
         reference: 'crm-contact-1842',
         result: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false },
-        answered_by: {
-          network_status: { provider: 'hlr-lookups', observed_at: '2026-11-22T10:00:01.000Z' },
-          line_type: { provider: 'hlr-lookups', observed_at: '2026-11-22T10:00:01.000Z' },
-        },
+        answered_by: { network_status: { provider: 'hlr-lookups', observed_at: '2026-11-22T10:00:01.000Z' } },
       },
       { phone: '12345', error: { code: 'INVALID_REQUEST', message: 'phone must be in E.164 format, e.g. +14155552671.' } },
       { phone: '+447400120003', error: { code: 'PROVIDER_UNAVAILABLE', message: 'The lookup network is unavailable right now. The credits for this entry are refunded.' } },
