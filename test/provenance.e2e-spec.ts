@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { CreditsRepository } from '../src/credits/credits.repository';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { startTwilioSimulator, TwilioSimulator } from '../tools/twilio-simulator/simulator';
 import { createAccount, TestAccount } from './factories/accounts';
@@ -119,6 +120,18 @@ describe('provenance: which provider answered each check, and when', () => {
     const [row] = await t.db.query(`SELECT answered_by, settled_at FROM ledger_entries WHERE id = $1`, [charge.id]);
     expect(row.answered_by).toBeNull();
     expect(row.settled_at).not.toBeNull(); // refunded (the refund settles it), not left for the sweep
+  });
+
+  it('a settled charge refunded afterwards (a 503 whose settle could not be confirmed) loses its provenance with the refund', async () => {
+    await filter(fresh()).expect(200);
+    const { entry, stored } = await lastCharge();
+    expect(stored).not.toBeNull();
+    // What CreditsService.giveBackLater runs for such a call once the database answers again.
+    expect(await t.app.get(CreditsRepository).refundAnswered503(entry.id, 'test: settle outcome unknown', 2000)).toBeGreaterThan(0);
+    const shown = (await usage()).find((row) => row.id === entry.id)!;
+    expect(shown.answered_by).toBeNull();
+    const [row] = await t.db.query(`SELECT answered_by FROM ledger_entries WHERE id = $1`, [entry.id]);
+    expect(row.answered_by).toBeNull();
   });
 
   it('a bulk job during a primary outage: each entry names the backup, in JSON and in CSV columns after the existing ones', async () => {
