@@ -1,5 +1,7 @@
+import Redis from 'ioredis';
 import request from 'supertest';
 import { RedisBudget } from '../src/common/redis-budget';
+import { RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage';
 import { createAccount } from './factories/accounts';
 import { distinctNumbers } from './helpers/bulk';
 import { TEST_NUMBERS } from './helpers/numbers';
@@ -59,5 +61,30 @@ describe('one Redis allowance per request (REDIS_CALL_BUDGET_MS)', () => {
     const metrics = await request(t.http).get('/metrics').expect(200);
     expect(metrics.text).toMatch(/phone_filter_redis_operations_total\{outcome="sent_after_budget"\} 0/);
     expect(metrics.text).toMatch(/phone_filter_redis_calls_over_budget_total [1-9]/);
+  });
+
+  it("a plan-limit count coalesced for the end of the turn is not sent when the request's allowance ran out before that turn ended (the fault suite's sent_after_budget 1 under load)", async () => {
+    const budget = new RedisBudget(50);
+    const client = new Redis(redis.url, { lazyConnect: true });
+    await client.connect();
+    const storage = new RedisRateLimitStorage(client, budget);
+    try {
+      const key = `late-turn-${Date.now()}`;
+      const outcome = await new Promise<PromiseSettledResult<unknown>>((settle) =>
+        budget.middleware({} as never, {} as never, () => {
+          const counted = storage.increment(key, 60_000, 10, 0, 'plan');
+          // A busy event loop: the turn that queued the count ends only after the allowance has run out.
+          const until = performance.now() + 120;
+          while (performance.now() < until);
+          counted.then((value) => settle({ status: 'fulfilled', value }), (reason: unknown) => settle({ status: 'rejected', reason }));
+        }),
+      );
+      expect(outcome.status).toBe('rejected'); // the plan limit is not applied to that call, as when Redis is down
+      expect(budget.counters.sentAfterBudget).toBe(0);
+      expect(budget.counters.skipped + budget.counters.cutShort).toBe(1);
+      expect(await client.get(`{${key}:plan}:hits`)).toBeNull(); // nothing counted in Redis for it
+    } finally {
+      await storage.close();
+    }
   });
 });

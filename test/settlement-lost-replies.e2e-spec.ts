@@ -103,9 +103,13 @@ describe('a settle whose reply is lost: the outcome is resolved, never guessed',
       expectError(res, 503, 'SERVICE_UNAVAILABLE');
       expect(res.body.error.message).not.toMatch(/Nothing was charged/);
       expect(res.body.error.message).toMatch(/given back automatically/);
+      // Held in this instance's memory until then, and shown on /metrics.
+      const pendingGiveBacks = async () => /^phone_filter_credits_give_backs_pending (\S+)$/m.exec((await request(t.http).get('/metrics').expect(200)).text)?.[1];
+      expect(await pendingGiveBacks()).toBe('1');
       // Once connections are accepted again, the settled charge of the 503 is refunded, exactly once.
       const state = await eventually(() => ledgerState(direct, account.id, { waitForSettlement: false }), (s) => s.balance === 40, 10_000, 100);
       expect(state).toEqual({ balance: 40, ledgerSum: 40, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 }, unsettledCharges: 0 });
+      expect(await eventually(pendingGiveBacks, (count) => count === '0', 5000, 50)).toBe('0');
     } finally {
       credits.resolvePausesMs = [100, 250, 500, 1000];
     }

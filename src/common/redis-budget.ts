@@ -49,6 +49,20 @@ export interface RedisBudgetCounters {
 class BudgetSpent extends Error {}
 
 /**
+ * What an operation rejects with when it finds, at the moment it would send its command, that the
+ * request's allowance ran out while the command waited to be sent (a command coalesced for the end of
+ * the event loop's turn, which a busy loop delays). `spend` counts it as skipped and goes on without it.
+ */
+export class AllowanceSpentBeforeSending extends Error {
+  constructor() {
+    super("the request's Redis allowance ran out before its command was sent (REDIS_CALL_BUDGET_MS)");
+  }
+}
+
+/** A request's allowance, as an operation holds it to check later (`RedisBudget.admits`). */
+export type HeldAllowance = CallAllowance | undefined;
+
+/**
  * ONE allowance of Redis waiting per request (REDIS_CALL_BUDGET_MS), shared by everything the call asks
  * Redis (the plan limit, the cache reads, the cache write): each operation waits at most what is left of
  * it, and once it is spent the call goes on without Redis, as when Redis is down (no plan limit applied,
@@ -81,6 +95,21 @@ export class RedisBudget {
     };
   }
 
+  /** The allowance of the request running now (undefined outside a request). */
+  current(): HeldAllowance {
+    return this.calls.getStore();
+  }
+
+  /** Whether a command of the request holding `allowance` may still be sent now. */
+  admits(allowance: HeldAllowance): boolean {
+    return !allowance || (!allowance.exhausted && allowance.remainingMs > 0);
+  }
+
+  /** Runs `send` as the request holding `allowance` (what `watch` checks its commands against). */
+  sendingFor<T>(allowance: HeldAllowance, send: () => T): T {
+    return allowance ? this.calls.run(allowance, send) : this.calls.exit(send);
+  }
+
   /**
    * `operation` within what is left of the call's allowance; `instead` when it is spent (before or
    * while waiting). An operation's own failure is rethrown: the caller degrades as it always has.
@@ -99,6 +128,10 @@ export class RedisBudget {
       this.counters.answered += 1;
       return answer;
     } catch (error) {
+      if (error instanceof AllowanceSpentBeforeSending) {
+        this.counters.skipped += 1;
+        return instead();
+      }
       if (!(error instanceof BudgetSpent)) {
         this.counters.answered += 1;
         throw error;

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
 import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+import { PendingGiveBacks } from './pending-give-backs';
 
 /** Most calls one statement carries. */
 const MAX_BATCH = 250;
@@ -55,7 +56,10 @@ export class ChargeBatcher {
   /** See CHARGE_STATEMENT_TIMEOUT_MS (a field, so that a test can shorten it). */
   timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
 
-  constructor(private readonly credits: CreditsRepository) {}
+  constructor(
+    private readonly credits: CreditsRepository,
+    private readonly giveBacks: PendingGiveBacks,
+  ) {}
 
   /** The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken). */
   charge(accountId: string, cost: number, details: ChargeDetails): Promise<ChargeResult> {
@@ -84,7 +88,7 @@ export class ChargeBatcher {
         for (const call of batch) call.resolve(duplicates.has(call.details.reference) ? 'duplicate' : written.get(call.details.reference));
       } catch (error) {
         for (const call of batch) call.reject(error);
-        void this.giveBackIfLanded(statement, batch);
+        this.giveBacks.track(this.giveBackIfLanded(statement, batch));
       }
     }
     this.queues.delete(accountId);

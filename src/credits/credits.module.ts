@@ -8,12 +8,13 @@ import { ChargeBatcher } from './charge-batcher';
 import { LedgerEntry } from './ledger-entry.entity';
 import { LedgerPrivacyRepository } from './ledger-privacy.repository';
 import { LedgerPrivacyService } from './ledger-privacy.service';
+import { PendingGiveBacks } from './pending-give-backs';
 import { SettlementBatcher } from './settlement-batcher';
 
 @Module({
   imports: [TypeOrmModule.forFeature([LedgerEntry])],
   controllers: [CreditsController],
-  providers: [CreditsRepository, CreditsService, ChargeBatcher, SettlementBatcher, AbandonedChargesSweeper, LedgerPrivacyRepository, LedgerPrivacyService],
+  providers: [CreditsRepository, CreditsService, ChargeBatcher, PendingGiveBacks, SettlementBatcher, AbandonedChargesSweeper, LedgerPrivacyRepository, LedgerPrivacyService],
   exports: [CreditsService, LedgerPrivacyService],
 })
 export class CreditsModule {}

@@ -4,6 +4,7 @@ import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
+import { PendingGiveBacks } from './pending-give-backs';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { UsagePageDto } from './dto/usage.dto';
@@ -41,6 +42,7 @@ export class CreditsService {
     private readonly credits: CreditsRepository,
     private readonly charges: ChargeBatcher,
     private readonly settlements: SettlementBatcher,
+    private readonly giveBacks: PendingGiveBacks,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -204,7 +206,7 @@ export class CreditsService {
       return false;
     }
     this.logger.error(`Settle of charge ${chargeId} failed (${settleError.message}) and its outcome is unknown: answered 503, the charge given back later`);
-    void this.giveBackLater(chargeId);
+    this.giveBacks.track(this.giveBackLater(chargeId));
     throw new AppError('SERVICE_UNAVAILABLE', OUTCOME_UNKNOWN);
   }
 

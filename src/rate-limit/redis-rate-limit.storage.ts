@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import Redis from 'ioredis';
-import { RedisBudget } from '../common/redis-budget';
+import { AllowanceSpentBeforeSending, HeldAllowance, RedisBudget } from '../common/redis-budget';
 import { WindowCount } from './rate-limit-policy';
 import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
 
@@ -56,7 +56,7 @@ interface PendingHits {
   ttlMs: number;
   limit: number;
   blockDurationMs: number;
-  calls: Array<{ resolve: (record: StorageRecord) => void; reject: (error: unknown) => void }>;
+  calls: Array<{ resolve: (record: StorageRecord) => void; reject: (error: unknown) => void; allowance: HeldAllowance }>;
 }
 
 /**
@@ -106,7 +106,7 @@ export class RedisRateLimitStorage extends RateLimitStorage {
         group = { hitKey, blockKey, ttlMs, limit, blockDurationMs, calls: [] };
         this.pending.set(id, group);
       }
-      group.calls.push({ resolve, reject });
+      group.calls.push({ resolve, reject, allowance: this.budget?.current() });
     });
   }
 
@@ -115,11 +115,14 @@ export class RedisRateLimitStorage extends RateLimitStorage {
    * auto-pipelining would wait one more turn of the loop). Each call still has the command timeout.
    */
   private flush(): void {
-    const groups = [...this.pending.values()];
+    const groups = this.sendable([...this.pending.values()]);
     this.pending = new Map();
+    if (groups.length === 0) return;
     const pipeline = this.redis.pipeline() as unknown as CountingPipeline;
     for (const { hitKey, blockKey, ttlMs, limit, blockDurationMs, calls } of groups) pipeline.countHits(hitKey, blockKey, ttlMs, limit, blockDurationMs, calls.length);
-    pipeline.exec().then(
+    // Sent as a call whose allowance is still open (the turn that scheduled the flush may have spent its own).
+    const sent = this.budget ? this.budget.sendingFor(groups[0].calls[0].allowance, () => pipeline.exec()) : pipeline.exec();
+    sent.then(
       (replies) =>
         groups.forEach((group, index) => {
           const [error, reply] = replies?.[index] ?? [new Error('Redis gave no reply to the rate-limit pipeline'), undefined];
@@ -133,6 +136,26 @@ export class RedisRateLimitStorage extends RateLimitStorage {
         }),
       (error: unknown) => groups.forEach((group) => group.calls.forEach((call) => call.reject(error))),
     );
+  }
+
+  /**
+   * The groups without the calls whose Redis allowance ran out while they waited for the end of the
+   * turn (a busy event loop runs it late): those are not counted, and go on without the plan limit, as
+   * if Redis had not answered them in time. A group left with no call is not sent.
+   */
+  private sendable(groups: PendingHits[]): PendingHits[] {
+    const budget = this.budget;
+    if (!budget) return groups;
+    return groups
+      .map((group) => ({
+        ...group,
+        calls: group.calls.filter((call) => {
+          if (budget.admits(call.allowance)) return true;
+          call.reject(new AllowanceSpentBeforeSending());
+          return false;
+        }),
+      }))
+      .filter((group) => group.calls.length > 0);
   }
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {

@@ -36,6 +36,19 @@ async function redisBudgetCounters(url: string): Promise<{ sentAfterBudget: numb
   };
 }
 
+/**
+ * The charges of 503s an instance still has to give back (phone_filter_credits_give_backs_pending);
+ * 0 for an instance that is down (what a dead instance held in memory is lost: docs/operations.md).
+ */
+async function pendingGiveBacks(url: string): Promise<number> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return Number(/^phone_filter_credits_give_backs_pending (\S+)$/m.exec(text)?.[1] ?? NaN);
+  } catch {
+    return 0;
+  }
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -95,6 +108,9 @@ describe('faults under load never cost anyone money', () => {
    * the time is up. What a fault lost in the customer's favour (README) is measured and printed.
    */
   async function afterTheSweep(fault: string, calls: Call[], tolerated?: (call: Call) => boolean): Promise<Violations> {
+    // The 503s whose charge an instance gives back once the database answers again: their give-back first.
+    const pending = async () => (await Promise.all(instances.map((one) => pendingGiveBacks(one.url)))).reduce((sum, count) => sum + count, 0);
+    expect(await eventually(pending, (count) => count === 0, 60_000, 250)).toBe(0);
     const checked = await eventually(
       () => checkInvariants(pg, calls, tolerated),
       (found) => found.violations.unsettledCharges === 0,
@@ -146,9 +162,13 @@ describe('faults under load never cost anyone money', () => {
     await retryKeyedCalls(instances, account, calls);
     // Charges, settles and refunds commit asynchronously (README: Credits): a crash of PostgreSQL may
     // lose the last commits before it, each loss a free call or a refund.
-    const committedJustBefore = (call: Call) => call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.at <= killedAt + FAULT_MS);
+    // A lost commit happened while its attempt was in flight (between sending and the answer, by the
+    // test's clock, which a busy machine delays too): tolerated when that flight overlaps the loss window.
+    const committedJustBefore = (call: Call) =>
+      call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.sentAt <= killedAt + FAULT_MS);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 503))).toBe(true);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
+    console.info(`kill -9 of PostgreSQL at ${killedAt} (test clock), restarted after ${killedAt + FAULT_MS}`);
     expect(await afterTheSweep('kill -9 of PostgreSQL', calls, committedJustBefore)).toEqual(HOLDS);
   }, 90_000);
 
@@ -231,12 +251,13 @@ describe('faults under load never cost anyone money', () => {
 
     await Promise.all(instances.map((one) => one.start()));
     // The dead workers' chunks come back with their lapsed leases (10 s), not at their expiration (600 s):
-    // the whole job is done well inside 30 s of the restart (the lease, then a few seconds of lookups).
+    // the whole job is done inside 60 s of the restart (the lease, then a few seconds of lookups on a quiet
+    // machine; a CI run on two busy cores once needed more than 30 s for 160 lookups).
     const restartedAt = Date.now();
-    const job = await waitForBulkJob(instances[1].url, account.auth, id, 30_000);
+    const job = await waitForBulkJob(instances[1].url, account.auth, id, 60_000);
     console.info(`both instances killed during a bulk job: ${atKill}/200 at the kill, completed ${Date.now() - restartedAt} ms after the restart`);
 
     expect(job).toMatchObject({ status: 'completed', processed: 200 });
     expect(await afterTheSweep('both instances killed during a bulk job', [])).toEqual(HOLDS);
-  }, 120_000);
+  }, 150_000);
 });

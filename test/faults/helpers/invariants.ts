@@ -58,7 +58,7 @@ export async function checkInvariants(pg: OwnPostgres, calls: Call[], tolerated:
   for (const call of calls) {
     const charges = ledger.get(call.source) ?? none;
     const answered = call.attempts.some((attempt) => attempt.status === 200);
-    const describe = `${call.source} ${JSON.stringify(charges)} ${JSON.stringify(call.attempts.map((a) => `${a.instance}:${a.status}${a.code ? `:${a.code}` : ''}`))}`;
+    const describe = `${call.source} ${JSON.stringify(charges)} ${JSON.stringify(call.attempts.map((a) => `${a.instance}:${a.status}${a.code ? `:${a.code}` : ''} sent ${a.sentAt} answered ${a.at}`))}`;
     const lossTolerated = charges.kept === 0 && tolerated(call);
     if (lossTolerated && answered) lostInTheCustomersFavour.push(describe);
     if (call.key && charges.kept > 1) violations.keyChargedTwice.push(describe);

@@ -7,6 +7,8 @@ export interface Attempt {
   /** 0: no answer (connection refused or cut). */
   status: number;
   code?: string;
+  /** When it was sent and when its answer (or failure) arrived, by the test's clock. */
+  sentAt: number;
   at: number;
 }
 
@@ -51,12 +53,14 @@ export function startLoad(instances: Instance[], account: HttpAccount): Load {
       calls.push(call);
       for (let attempt = 0; attempt < (keyed ? MAX_ATTEMPTS : 1); attempt++) {
         const index = (n + attempt) % instances.length;
+        const sentAt = Date.now();
         const outcome = await send(instances[index].url, account, body, call.key);
-        call.attempts.push({ instance: index, ...outcome, at: Date.now() });
+        call.attempts.push({ instance: index, ...outcome, sentAt, at: Date.now() });
         if (outcome.status === 200 && keyed) {
           // A retry of an answered call, on the other instance: a replay, never a second charge.
           const other = (index + 1) % instances.length;
-          call.attempts.push({ instance: other, ...(await send(instances[other].url, account, body, call.key)), at: Date.now() });
+          const replaySentAt = Date.now();
+          call.attempts.push({ instance: other, ...(await send(instances[other].url, account, body, call.key)), sentAt: replaySentAt, at: Date.now() });
         }
         if (!keyed || !(outcome.status === 0 || outcome.status === 409 || outcome.status >= 500)) break;
         await pause(RETRY_PAUSE_MS);
@@ -81,7 +85,8 @@ export async function retryKeyedCalls(instances: Instance[], account: HttpAccoun
     await Promise.all(
       keyed.slice(i, i + WORKERS).map(async (call) => {
         const index = (call.attempts.at(-1)!.instance + 1) % instances.length;
-        call.attempts.push({ instance: index, ...(await send(instances[index].url, account, call.body, call.key)), at: Date.now() });
+        const sentAt = Date.now();
+        call.attempts.push({ instance: index, ...(await send(instances[index].url, account, call.body, call.key)), sentAt, at: Date.now() });
       }),
     );
   }
