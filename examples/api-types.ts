@@ -5143,7 +5143,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every dependency answers. The provider entry lists each upstream (one or several) by its provider id: whether it answers, whether its results are simulated (sandbox), and the state of its circuit breaker per lane (interactive, batch). The provider is up while at least one upstream answers. */
+            /** @description Every dependency answers. The provider entry lists each upstream (one or several) by its provider id: whether it answers, its state for the router (`up`, `demoted`: asked after the healthy ones, `breaker_open`, `down`), whether its results are simulated (sandbox), the state of its circuit breaker per lane (interactive, batch) and, with several upstreams, per lane the router's window of recent attempts (`recent`: calls, failure_rate, median_latency_ms, demoted, reason). The provider is up while at least one upstream answers. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,3 +1,4 @@
+import { load } from 'js-yaml';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BlockList } from 'node:net';
@@ -93,5 +94,39 @@ describe('docker-compose.yml', () => {
     const prometheus = readFileSync(join(root, 'deploy/prometheus.yml'), 'utf8');
     expect(prometheus).toMatch(/metrics_path: \/metrics/);
     expect(prometheus).toMatch(/names: \[app\]\s+type: A\s+port: 3000/);
+  });
+});
+
+describe('deploy/alerts.yml and the Grafana dashboard, against the docs and the provider metrics', () => {
+  const alerts = (load(readFileSync(join(root, 'deploy/alerts.yml'), 'utf8')) as { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> }).groups.flatMap(
+    (group) => group.rules,
+  );
+  const dashboard = JSON.parse(readFileSync(join(root, 'deploy/grafana/dashboards/phone-filter.json'), 'utf8')) as {
+    panels: Array<{ id: number; title: string; targets: Array<{ expr: string }> }>;
+  };
+  const operations = readFileSync(join(root, 'docs/operations.md'), 'utf8');
+
+  it('every alert is explained in the alert table of docs/operations.md, and the table names no other', () => {
+    const documented = [...operations.matchAll(/^\| `(PhoneFilter\w+)` \|/gm)].map((match) => match[1]);
+    expect(documented.sort()).toEqual(alerts.map((rule) => rule.alert).sort());
+  });
+
+  it('alerts on failover above a threshold and on a provider demoted for long', () => {
+    expect(alerts.find((rule) => rule.alert === 'PhoneFilterFailoverHigh')?.expr).toMatch(/phone_filter_upstream_failovers_total/);
+    expect(alerts.find((rule) => rule.alert === 'PhoneFilterProviderDemoted')?.expr).toMatch(/phone_filter_provider_demoted/);
+  });
+
+  it.each([
+    ['answers', 'phone_filter_provider_answers_total'],
+    ['failures', 'phone_filter_provider_failures_total'],
+    ['latency', 'phone_filter_provider_attempt_duration_seconds_bucket'],
+  ])('has a panel of %s per provider (grouped by provider)', (_, metric) => {
+    const panel = dashboard.panels.find((candidate) => candidate.targets.some((target) => target.expr.includes(metric)));
+    expect(panel?.targets.every((target) => /by \([^)]*\bprovider\b/.test(target.expr))).toBe(true);
+  });
+
+  it('panel ids are unique', () => {
+    const ids = dashboard.panels.map((panel) => panel.id);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });

@@ -118,6 +118,9 @@ describe('failover between two upstreams (LOOKUP_PROVIDERS=primary,backup)', () 
     const text = (await request(t.http).get('/metrics').expect(200)).text;
     const line = text.split('\n').find((row) => row.startsWith('phone_filter_upstream_failovers_total{provider="primary"}'));
     expect(Number(line?.split(' ')[1])).toBeGreaterThan(0);
+    // Per provider and reason: the open breaker's refusals are failures of their own (no request sent).
+    const refused = text.split('\n').find((row) => row.startsWith('phone_filter_provider_failures_total{provider="primary",check="network_status",reason="circuit_open"}'));
+    expect(Number(refused?.split(' ')[1])).toBeGreaterThan(0);
   });
 });
 

@@ -115,6 +115,12 @@ describe('deploy/: Prometheus alert rules and the Grafana dashboard', () => {
         'phone_filter_upstream_circuit_state',
         'phone_filter_upstream_failovers_total',
         'phone_filter_bulk_jobs',
+        // Per provider (LOOKUP_PROVIDERS): answers, failures by reason, latency, configured cost, demotion.
+        'phone_filter_provider_answers_total',
+        'phone_filter_provider_failures_total',
+        'phone_filter_provider_attempt_duration_seconds',
+        'phone_filter_provider_cost_total',
+        'phone_filter_provider_demoted',
       ]),
     );
   });

@@ -263,7 +263,7 @@ describe('sandbox provider', () => {
 
   it('is chosen by PROVIDER=sandbox and says its answers are simulated', async () => {
     expect(m.provider).toBeInstanceOf(SandboxAdapter);
-    await expect(m.health.check()).resolves.toEqual({ reachable: true, providers: [{ provider: 'sandbox', simulated: true, reachable: true }] });
+    await expect(m.health.check()).resolves.toEqual({ reachable: true, providers: [{ provider: 'sandbox', state: 'up', simulated: true, reachable: true }] });
     await expect(m.health.cache()).resolves.toEqual({ store: 'memory', reachable: true });
   });
 
@@ -294,7 +294,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     expect(m.provider).toBeInstanceOf(HlrLookupsAdapter);
     await expect(m.health.check()).resolves.toEqual({
       reachable: true,
-      providers: [{ provider: 'hlr-lookups', simulated: false, reachable: true, circuit: { interactive: 'closed', batch: 'closed' } }],
+      providers: [{ provider: 'hlr-lookups', state: 'up', simulated: false, reachable: true, circuit: { interactive: 'closed', batch: 'closed' } }],
     });
   });
 

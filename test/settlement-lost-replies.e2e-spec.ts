@@ -133,3 +133,44 @@ describe('a settle whose reply is lost: the outcome is resolved, never guessed',
     });
   });
 });
+
+describe('a graceful shutdown with 503 charges still to give back', () => {
+  it('waits for their give-back before it closes the database', async () => {
+    const direct = new DataSource({ type: 'postgres', url: process.env.DATABASE_URL });
+    await direct.initialize();
+    const { proxy, url } = await proxiedDatabaseUrl(process.env.DATABASE_URL!);
+    const app = await startTestApp({ DATABASE_URL: url, SHUTDOWN_TIMEOUT_MS: '20000' });
+    let closed = false;
+    try {
+      const account = await createAccount(app, { credits: 40 });
+      app.app.get(CreditsService).resolvePausesMs = [50, 50];
+      // The settle commits, its reply is lost, and the database refuses connections for 2.5 s.
+      const repository = app.app.get(CreditsRepository);
+      const settleMany = repository.settleMany.bind(repository);
+      jest.spyOn(repository, 'settleMany').mockImplementationOnce(async (ids) => {
+        proxy.loseReplies();
+        const statement = settleMany(ids);
+        expect(await eventually(async () => (await direct.query(`SELECT 1 FROM ledger_entries WHERE id = $1 AND settled_at IS NOT NULL`, [ids[0]])).length, Boolean, 5000, 10)).toBe(1);
+        proxy.reset(2500);
+        return statement;
+      });
+      const res = await request(app.http).post('/api/v1/filter').set(account.auth).send({ phone: distinctNumbers(1, 89)[0] });
+      expectError(res, 503, 'SERVICE_UNAVAILABLE');
+      expect(res.body.error.message).toMatch(/given back automatically/);
+      // Stopped at once (SIGTERM in production): the close waits for the give-back, then the pool closes.
+      await app.close();
+      closed = true;
+      expect(await ledgerState(direct, account.id, { waitForSettlement: false })).toEqual({
+        balance: 40,
+        ledgerSum: 40,
+        byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 },
+        unsettledCharges: 0,
+      });
+    } finally {
+      jest.restoreAllMocks();
+      if (!closed) await app.close();
+      await proxy.cut();
+      await direct.destroy();
+    }
+  });
+});

@@ -23,6 +23,23 @@ export interface BreakerOptions {
   halfOpenMs: number;
 }
 
+/**
+ * When a provider is demoted (asked after the healthy ones, never skipped): LOOKUP_DEMOTE_* in
+ * docs/operations.md "Demotion by health".
+ */
+export interface DemotionOptions {
+  /** Outcomes older than this are forgotten (LOOKUP_DEMOTE_WINDOW_MS). */
+  windowMs: number;
+  /** At most the last this many outcomes are kept (LOOKUP_DEMOTE_WINDOW_CALLS). */
+  windowCalls: number;
+  /** Fewer outcomes in the window: no verdict, not demoted (LOOKUP_DEMOTE_MIN_CALLS). */
+  minCalls: number;
+  /** This share of the window's outcomes failing for the upstream's health demotes (LOOKUP_DEMOTE_FAILURE_RATE). */
+  failureRate: number;
+  /** A median duration of the window's attempts at or above this demotes (LOOKUP_DEMOTE_LATENCY_MS). */
+  latencyMs: number;
+}
+
 /** The typed, validated configuration every other part of the service receives (never process.env). */
 export class AppConfig {
   readonly environment: EnvironmentVariables['NODE_ENV'];
@@ -47,6 +64,8 @@ export class AppConfig {
     routing: RoutingRules;
     /** LOOKUP_CALL_BUDGET_MS: the time one check may take over all providers of the failover. */
     callBudgetMs: number;
+    /** LOOKUP_DEMOTE_*: when a provider is asked after the healthy ones. */
+    demotion: DemotionOptions;
   };
   /** The checks' price and cache-lifetime variables that are set, by name; the CheckRegistry reads them (defaults in src/checks/). */
   readonly checkTuning: Readonly<Record<string, number>>;
@@ -134,6 +153,13 @@ export class AppConfig {
       },
       maxResponseBytes: env.PROVIDER_MAX_RESPONSE_BYTES,
       callBudgetMs: env.LOOKUP_CALL_BUDGET_MS,
+      demotion: {
+        windowMs: env.LOOKUP_DEMOTE_WINDOW_MS,
+        windowCalls: env.LOOKUP_DEMOTE_WINDOW_CALLS,
+        minCalls: env.LOOKUP_DEMOTE_MIN_CALLS,
+        failureRate: env.LOOKUP_DEMOTE_FAILURE_RATE,
+        latencyMs: env.LOOKUP_DEMOTE_LATENCY_MS,
+      },
       upstreams: env.lookupProviderEntries ?? [
         { id: env.PROVIDER, adapter: env.PROVIDER, baseUrl: env.HLR_LOOKUPS_URL.replace(/\/+$/, ''), key: env.HLR_LOOKUPS_KEY ?? '', secret: env.HLR_LOOKUPS_SECRET ?? '', price: 0 },
       ],

@@ -27,6 +27,38 @@ describe('validateEnvironment', () => {
     expect(() => validateEnvironment({ LOOKUP_CALL_BUDGET_MS: 'soon' })).toThrow(/LOOKUP_CALL_BUDGET_MS/);
   });
 
+  it('LOOKUP_DEMOTE_*: documented defaults, each validated, the minimum within the window, every mistake named', () => {
+    expect(new AppConfig(validateEnvironment({}), 'postgres://x').provider.demotion).toEqual({
+      windowMs: 30000,
+      windowCalls: 20,
+      minCalls: 10,
+      failureRate: 0.5,
+      latencyMs: 2000,
+    });
+    const set = validateEnvironment({
+      LOOKUP_DEMOTE_WINDOW_MS: '5000',
+      LOOKUP_DEMOTE_WINDOW_CALLS: '8',
+      LOOKUP_DEMOTE_MIN_CALLS: '8',
+      LOOKUP_DEMOTE_FAILURE_RATE: '0.25',
+      LOOKUP_DEMOTE_LATENCY_MS: '300',
+    });
+    expect(new AppConfig(set, 'postgres://x').provider.demotion).toEqual({ windowMs: 5000, windowCalls: 8, minCalls: 8, failureRate: 0.25, latencyMs: 300 });
+    const problems = (() => {
+      try {
+        validateEnvironment({ LOOKUP_DEMOTE_WINDOW_MS: '10', LOOKUP_DEMOTE_FAILURE_RATE: '2', LOOKUP_DEMOTE_LATENCY_MS: 'slow' });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    })();
+    expect(problems).toMatch(/LOOKUP_DEMOTE_WINDOW_MS="10"/);
+    expect(problems).toMatch(/LOOKUP_DEMOTE_FAILURE_RATE="2"/);
+    expect(problems).toMatch(/LOOKUP_DEMOTE_LATENCY_MS="slow"/);
+    expect(() => validateEnvironment({ LOOKUP_DEMOTE_WINDOW_CALLS: '5', LOOKUP_DEMOTE_MIN_CALLS: '6' })).toThrow(
+      /LOOKUP_DEMOTE_MIN_CALLS=6: must not exceed LOOKUP_DEMOTE_WINDOW_CALLS \(5\)/,
+    );
+  });
+
   it('applies the documented bulk defaults', () => {
     const config = new AppConfig(validateEnvironment({}), 'postgres://x');
     expect(config.bulk).toEqual({

@@ -128,6 +128,27 @@ export class EnvironmentVariables {
   @IsInt() @Min(100) @Max(120000)
   LOOKUP_CALL_BUDGET_MS: number = 8000;
 
+  /**
+   * Demotion by health (docs/operations.md "Demotion by health"): a provider whose last
+   * LOOKUP_DEMOTE_WINDOW_CALLS attempts within LOOKUP_DEMOTE_WINDOW_MS (at least LOOKUP_DEMOTE_MIN_CALLS
+   * of them) failed at LOOKUP_DEMOTE_FAILURE_RATE or more, or took LOOKUP_DEMOTE_LATENCY_MS or more at
+   * the median, is asked after the healthy ones.
+   */
+  @IsInt() @Min(1000) @Max(600000)
+  LOOKUP_DEMOTE_WINDOW_MS: number = 30000;
+
+  @IsInt() @Min(1) @Max(500)
+  LOOKUP_DEMOTE_WINDOW_CALLS: number = 20;
+
+  @IsInt() @Min(1) @Max(500)
+  LOOKUP_DEMOTE_MIN_CALLS: number = 10;
+
+  @IsNumber() @Min(0.01) @Max(1)
+  LOOKUP_DEMOTE_FAILURE_RATE: number = 0.5;
+
+  @IsInt() @Min(10) @Max(120000)
+  LOOKUP_DEMOTE_LATENCY_MS: number = 2000;
+
   /** LOOKUP_ROUTING as validated (set by validateEnvironment, not read from the environment). */
   lookupRouting?: RoutingRules;
 
@@ -424,6 +445,11 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     );
     problems.push(...routing.problems);
     env.lookupRouting = routing.rules;
+  }
+  if (Number.isInteger(env.LOOKUP_DEMOTE_MIN_CALLS) && Number.isInteger(env.LOOKUP_DEMOTE_WINDOW_CALLS) && env.LOOKUP_DEMOTE_MIN_CALLS > env.LOOKUP_DEMOTE_WINDOW_CALLS) {
+    problems.push(
+      `  - LOOKUP_DEMOTE_MIN_CALLS=${env.LOOKUP_DEMOTE_MIN_CALLS}: must not exceed LOOKUP_DEMOTE_WINDOW_CALLS (${env.LOOKUP_DEMOTE_WINDOW_CALLS}), or no provider is ever demoted`,
+    );
   }
   if (problems.length > 0) throw new ConfigurationError(`Invalid configuration:\n${problems.join('\n')}`);
   if (env.NODE_ENV === 'production' && !env.DATA_HASH_KEY) throw new ConfigurationError(DATA_HASH_KEY_REQUIRED);

@@ -36,7 +36,9 @@ export class HealthController {
   @ApiOkResponse({
     description:
       'Every dependency answers. The provider entry lists each upstream (one or several) by its provider id: whether it answers, ' +
-      'whether its results are simulated (sandbox), and the state of its circuit breaker per lane (interactive, batch). ' +
+      'its state for the router (`up`, `demoted`: asked after the healthy ones, `breaker_open`, `down`), whether its results are simulated ' +
+      '(sandbox), the state of its circuit breaker per lane (interactive, batch) and, with several upstreams, per lane the router\'s window ' +
+      'of recent attempts (`recent`: calls, failure_rate, median_latency_ms, demoted, reason). ' +
       'The provider is up while at least one upstream answers.',
     schema: {
       type: 'object',
@@ -52,7 +54,7 @@ export class HealthController {
         info: {
           database: { status: 'up' },
           cache: { status: 'up', store: 'memory', reachable: true },
-          provider: { status: 'up', reachable: true, providers: [{ provider: 'sandbox', simulated: true, reachable: true }] },
+          provider: { status: 'up', reachable: true, providers: [{ provider: 'sandbox', state: 'up', simulated: true, reachable: true }] },
         },
       },
     },

@@ -1,9 +1,20 @@
 import { FailoverProvider, FailoverMember } from './failover-provider';
+import { parseLookupProviders } from '../config/lookup-providers';
+import { UpstreamFailure } from './resilience/upstream-failure';
 import type { CheckAnswer } from '../checks/check-definition';
 import { answeredNow, CircuitBreakerState, Lane, LookupProvider, ProviderUnavailableError, Upstream } from './lookup-provider';
 
+/** The tests' clock: a scripted provider's latency moves it on. */
+const clock = { now: 1_000_000 };
+
 /** A provider that answers or fails as told, and records that it was asked. */
 class ScriptedProvider extends LookupProvider implements Upstream {
+  /** How long each answer takes, on the tests' clock. */
+  latencyMs = 0;
+  /** A failure decided without a request (no outcome for the health window). */
+  notOffered = false;
+  /** When set, each answer waits for it (a call under way). */
+  gate?: Promise<void>;
   readonly simulated = true;
   asked = 0;
   /** Calls its breaker refused without a request (as cockatiel does while open and no trial is due). */
@@ -27,7 +38,10 @@ class ScriptedProvider extends LookupProvider implements Upstream {
       this.refused += 1;
       throw new ProviderUnavailableError(`circuit breaker open: the ${this.provider} upstream failed repeatedly`, 'circuit_open');
     }
+    if (this.notOffered) throw new UpstreamFailure(`${this.provider} offers no ${check}`, 'upstream_error', 'not_offered');
     this.asked += 1;
+    if (this.gate) await this.gate;
+    clock.now += this.latencyMs;
     if (this.failing) throw new ProviderUnavailableError(`${this.provider} down`, this.failReason);
     return answeredNow(check, this.provider, { status: 'CONNECTED', carrier: this.provider });
   }
@@ -91,5 +105,93 @@ describe('FailoverProvider', () => {
     for (let i = 0; i < 10; i++) await expect(failover.answer('network_status', '+447400123456')).resolves.toMatchObject({ provider: 'a', fields: { carrier: 'a' } });
     b.failing = false;
     await expect(failover.answer('network_status', '+447400123456')).resolves.toMatchObject({ provider: 'a', fields: { carrier: 'a' } });
+  });
+});
+
+describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
+  const demotion = { windowMs: 30_000, windowCalls: 10, minCalls: 4, failureRate: 0.5, latencyMs: 1_000 };
+  let a: ScriptedProvider;
+  let b: ScriptedProvider;
+  let failover: FailoverProvider;
+  const order = () => failover.candidates('network_status', '+447400123456', 'interactive').map((m) => m.upstream.provider);
+  const ask = () => failover.answer('network_status', '+447400123456');
+  beforeEach(() => {
+    a = new ScriptedProvider('a');
+    b = new ScriptedProvider('b');
+    failover = new FailoverProvider([member(a), member(b)], undefined, Infinity, demotion, () => clock.now);
+  });
+
+  it('a slow primary is asked after the backup once the window holds enough slow answers; never skipped', async () => {
+    a.latencyMs = 1_500;
+    for (let i = 0; i < 3; i++) await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+    expect(order()).toEqual(['a', 'b']); // 3 outcomes: fewer than minCalls
+    await ask();
+    expect(order()).toEqual(['b', 'a']);
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 4, demoted: true, reason: 'latency', median_latency_ms: 1_500 });
+    expect(failover.recentHealth('a', 'batch')).toMatchObject({ calls: 0, demoted: false }); // per lane
+    b.failing = true; // still asked when the healthy one fails
+    await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+  });
+
+  it('once its slow outcomes leave the window, one trial call asks it first; a fast answer promotes it back', async () => {
+    a.latencyMs = 1_500;
+    for (let i = 0; i < 4; i++) await ask();
+    a.latencyMs = 10; // recovered, but asked last: nothing new about it
+    for (let i = 0; i < 5; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    expect(order()).toEqual(['b', 'a']);
+    clock.now += demotion.windowMs;
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 0, demoted: true, reason: 'recovering' });
+    a.asked = 0;
+    await expect(ask()).resolves.toMatchObject({ provider: 'a' }); // the trial
+    expect(a.asked).toBe(1);
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 1, demoted: false });
+    expect(order()).toEqual(['a', 'b']);
+  });
+
+  it('while the trial is under way the other calls still ask it last; a slow trial keeps it demoted for another window', async () => {
+    a.latencyMs = 1_500;
+    for (let i = 0; i < 4; i++) await ask();
+    clock.now += demotion.windowMs;
+    let release!: () => void;
+    a.gate = new Promise<void>((resolve) => (release = resolve));
+    const trial = ask(); // still slow
+    expect(order()).toEqual(['b', 'a']);
+    await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    release();
+    await expect(trial).resolves.toMatchObject({ provider: 'a' });
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 1, demoted: true, reason: 'recovering' });
+    a.asked = 0;
+    for (let i = 0; i < 3; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    expect(a.asked).toBe(0); // one trial a window, not one per call
+    clock.now += demotion.windowMs;
+    a.latencyMs = 10;
+    await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+    expect(order()).toEqual(['a', 'b']);
+  });
+
+  it('a refusal without a request (a check it does not offer) is no outcome: it neither demotes nor promotes', async () => {
+    a.notOffered = true;
+    for (let i = 0; i < 10; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 0, demoted: false });
+    expect(order()).toEqual(['a', 'b']);
+  });
+
+  it('cost-aware between equals: LOOKUP_PROVIDERS=a|b puts the cheaper first; a demoted cheap one goes after the dearer healthy one', async () => {
+    const { entries } = parseLookupProviders('a|b,c', {
+      A_ADAPTER: 'sandbox',
+      A_PRICE: '0.02',
+      B_ADAPTER: 'sandbox',
+      B_PRICE: '0.01',
+      C_ADAPTER: 'sandbox',
+    });
+    const scripted = new Map(entries.map((entry) => [entry.id, new ScriptedProvider(entry.id)]));
+    failover = new FailoverProvider([...scripted.values()].map(member), undefined, Infinity, demotion, () => clock.now);
+    expect(order()).toEqual(['b', 'a', 'c']);
+    scripted.get('b')!.failing = true;
+    for (let i = 0; i < 4; i++) await expect(ask()).resolves.toMatchObject({ provider: 'a' });
+    expect(order()).toEqual(['a', 'c', 'b']);
+    scripted.get('a')!.latencyMs = 5_000;
+    for (let i = 0; i < 4; i++) await ask();
+    expect(order()).toEqual(['c', 'b', 'a']); // both demoted: among them, the route's order (cheapest first) stands
   });
 });

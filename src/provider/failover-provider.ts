@@ -4,11 +4,8 @@ import { Lane, LookupProvider, ProviderUnavailableError, Upstream } from './look
 import { isUpstreamUnhealthy, UpstreamFailure } from './resilience/upstream-failure';
 import { NO_ROUTING, routeFor, RoutingRules } from './routing';
 import { callDeadline } from './resilience/call-deadline';
-
-/** Recent outcomes kept per provider and lane, and the share of upstream failures among them that demotes it. */
-const RECENT_OUTCOMES = 20;
-const DEMOTE_MIN_OUTCOMES = 10;
-const DEMOTE_FAILURE_RATE = 0.5;
+import { DEFAULT_DEMOTION, DemotionOptions, HealthWindow, RecentHealth } from './health-window';
+import { attemptFailureReason, attemptReachedUpstream } from './provider-attempts';
 
 /** One upstream behind the failover: its port (an adapter) and the one Upstream it reports. */
 export interface FailoverMember {
@@ -21,7 +18,9 @@ export interface FailoverMember {
  * for it, in its order (routing.ts: per check, per calling code, the residency allow-list), healthy
  * first: a provider whose breaker is open for the lane is asked all the same, and its breaker refuses
  * without a request until the half-open trial is due (only cockatiel's execute() moves Open → HalfOpen);
- * one whose recent calls mostly failed for its health is asked last. A refundable failure (timeout, connection error,
+ * one whose recent attempts on the lane failed for its health or were slow (health-window.ts, LOOKUP_DEMOTE_*) is
+ * demoted: asked after the healthy ones, never skipped. Within each group the route's order stands, so
+ * LOOKUP_PROVIDERS' equals stay cheapest first (`a|b`, `<ID>_PRICE`). A refundable failure (timeout, connection error,
  * 5xx, 429, an answer that fails validation, no coverage, a check it does not offer) moves the check
  * to the next, while the check's LOOKUP_CALL_BUDGET_MS lasts (once spent, the rest are not asked and
  * the attempt under way ends with it: resilience/call-deadline.ts). Only when every allowed provider failed does the check fail (the caller's 503,
@@ -32,8 +31,8 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
   /** Checks moved on from each provider id (a failure there, or its breaker open), for /metrics. */
   private readonly movedOn = new Map<string, number>();
 
-  /** Per provider id and lane: recent outcomes, true for a failure of the upstream's health. */
-  private readonly recent = new Map<string, boolean[]>();
+  /** Per provider id and lane: the recent attempts that reached the upstream (failed for its health or not, how long). */
+  private readonly recent: HealthWindow;
   private readonly byId: ReadonlyMap<string, FailoverMember>;
 
   constructor(
@@ -41,8 +40,12 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
     private readonly rules: RoutingRules = NO_ROUTING,
     /** LOOKUP_CALL_BUDGET_MS: the time one check may take over all its providers and attempts. */
     private readonly budgetMs = Infinity,
+    demotion: DemotionOptions = DEFAULT_DEMOTION,
+    /** The clock of the health window and of the attempts' durations (a test's own). */
+    private readonly now: () => number = Date.now,
   ) {
     super();
+    this.recent = new HealthWindow(demotion, now);
     this.byId = new Map(members.map((member) => [member.upstream.provider, member]));
   }
 
@@ -79,14 +82,17 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
       }
       // No pre-filter on an open breaker: it rejects without a request (circuit_open, the move-on case
       // below), and only its execute() moves Open → HalfOpen, so a recovered provider gets its trial.
+      const started = this.now();
       try {
         const answer = await callDeadline.run(deadline, () => provider.answer(check, e164, lane));
-        this.note(upstream.provider, lane, false);
+        this.recent.note(key(upstream.provider, lane), false, this.now() - started);
         return answer;
       } catch (error) {
         if (!(error instanceof ProviderUnavailableError)) throw error;
-        // A refusal by its open breaker says nothing new about its health: not an outcome.
-        if (error.reason !== 'circuit_open') this.note(upstream.provider, lane, isUpstreamUnhealthy(error));
+        // A refusal without a request (its open breaker, a 429 hold, a check it does not offer) says nothing new about its health: not an outcome.
+        if (attemptReachedUpstream(attemptFailureReason(error))) {
+          this.recent.note(key(upstream.provider, lane), isUpstreamUnhealthy(error), this.now() - started);
+        }
         failures.push(`${upstream.provider}: ${error.reason}`);
         last = error;
         this.count(upstream.provider);
@@ -103,22 +109,20 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
     return [...route.filter((member) => !demoted.includes(member)), ...demoted];
   }
 
-  private note(provider: string, lane: Lane, failed: boolean): void {
-    const key = `${provider} ${lane}`;
-    const outcomes = this.recent.get(key) ?? [];
-    outcomes.push(failed);
-    if (outcomes.length > RECENT_OUTCOMES) outcomes.shift();
-    this.recent.set(key, outcomes);
+  /** What the recent attempts say about a provider on a lane (for /health/ready). */
+  override recentHealth(provider: string, lane: Lane): RecentHealth | undefined {
+    return this.byId.has(provider) ? this.recent.status(key(provider, lane)) : undefined;
   }
 
-  /** Most of its recent calls on this lane failed for its health: asked after the others. */
   private demoted(provider: string, lane: Lane): boolean {
-    const outcomes = this.recent.get(`${provider} ${lane}`) ?? [];
-    if (outcomes.length < DEMOTE_MIN_OUTCOMES) return false;
-    return outcomes.filter(Boolean).length / outcomes.length >= DEMOTE_FAILURE_RATE;
+    return this.recent.askLast(key(provider, lane));
   }
 
   private count(provider: string): void {
     this.movedOn.set(provider, (this.movedOn.get(provider) ?? 0) + 1);
   }
+}
+
+function key(provider: string, lane: Lane): string {
+  return `${provider} ${lane}`;
 }

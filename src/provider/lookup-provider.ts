@@ -1,4 +1,6 @@
 import type { CheckAdapter, CheckAnswer, FieldValue } from '../checks/check-definition';
+import type { RecentHealth } from './health-window';
+import type { ProviderAttempts } from './provider-attempts';
 import type { UpstreamTally } from './upstream-tally';
 
 export const CIRCUIT_STATES = ['closed', 'open', 'half-open', 'isolated'] as const;
@@ -29,6 +31,8 @@ export interface Upstream {
   circuitState(lane: Lane): CircuitBreakerState | undefined;
   /** What the upstream says it charged and its failures, for /metrics; undefined when not counted. */
   readonly tally?: UpstreamTally;
+  /** Its attempts by check (answers, failures by reason, requests sent, their durations), for /metrics. */
+  readonly attempts?: ProviderAttempts;
 }
 
 /**
@@ -46,6 +50,10 @@ export abstract class LookupProvider implements CheckAdapter {
   /** Checks moved on from each provider id to the next (failover); none for a single upstream. */
   failovers(): ReadonlyMap<string, number> {
     return new Map();
+  }
+  /** What the router's window of recent attempts says about a provider on a lane; undefined without a router (one upstream). */
+  recentHealth(_provider: string, _lane: Lane): RecentHealth | undefined {
+    return undefined;
   }
 }
 

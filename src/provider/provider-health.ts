@@ -3,9 +3,18 @@ import { AppConfig } from '../config/app-config';
 import { LookupCacheStore } from './lookup-cache.store';
 import { CircuitBreakerState, Lane, LANES, LookupProvider, Upstream } from './lookup-provider';
 import { withTimeout } from '../common/timeout';
+import type { RecentHealth } from './health-window';
+
+/**
+ * One upstream's state for the router, worst first: `down` (the probe failed), `breaker_open` (a lane's
+ * breaker is not closed: calls are refused without a request until its trial passes), `demoted` (a
+ * lane's recent attempts failed or were slow: asked after the healthy ones), `up`.
+ */
+export type UpstreamState = 'down' | 'breaker_open' | 'demoted' | 'up';
 
 export interface UpstreamHealthStatus {
   provider: string;
+  state: UpstreamState;
   /** True for the sandbox: answers are not from a real network. */
   simulated: boolean;
   reachable: boolean;
@@ -13,6 +22,8 @@ export interface UpstreamHealthStatus {
   detail?: string;
   /** Each lane's circuit breaker, when the upstream has them. */
   circuit?: Record<Lane, CircuitBreakerState>;
+  /** With several upstreams: per lane, the router's window of recent attempts and whether it demoted this one. */
+  recent?: Record<Lane, RecentHealth>;
 }
 
 export interface ProviderHealthStatus {
@@ -47,14 +58,28 @@ export class ProviderHealth {
 
   private async probe(upstream: Upstream): Promise<UpstreamHealthStatus> {
     const circuit = circuitStates(upstream);
-    const base = { provider: upstream.provider, simulated: upstream.simulated, ...(circuit ? { circuit } : {}) };
+    const recent = this.recentHealth(upstream.provider);
+    const { provider, simulated } = upstream;
+    const parts = { ...(circuit ? { circuit } : {}), ...(recent ? { recent } : {}) };
     try {
       await withTimeout(upstream.ping(), this.config.provider.timeoutMs);
-      return { ...base, reachable: true };
+      return { provider, state: stateOf(circuit, recent), simulated, reachable: true, ...parts };
     } catch (error) {
-      return { ...base, reachable: false, detail: error instanceof Error ? error.message : String(error) };
+      return { provider, state: 'down', simulated, reachable: false, detail: error instanceof Error ? error.message : String(error), ...parts };
     }
   }
+
+  private recentHealth(provider: string): Record<Lane, RecentHealth> | undefined {
+    const lanes = LANES.map((lane) => [lane, this.provider.recentHealth(provider, lane)] as const);
+    if (lanes.some(([, recent]) => recent === undefined)) return undefined;
+    return Object.fromEntries(lanes) as Record<Lane, RecentHealth>;
+  }
+}
+
+function stateOf(circuit: Record<Lane, CircuitBreakerState> | undefined, recent: Record<Lane, RecentHealth> | undefined): UpstreamState {
+  if (circuit && LANES.some((lane) => circuit[lane] !== 'closed')) return 'breaker_open';
+  if (recent && LANES.some((lane) => recent[lane].demoted)) return 'demoted';
+  return 'up';
 }
 
 function circuitStates(upstream: Upstream): Record<Lane, CircuitBreakerState> | undefined {

@@ -28,6 +28,7 @@ export function createLookupProvider(config: AppConfig): LookupProvider {
     adapters.map((provider) => ({ provider, upstream: provider.upstreams()[0] })),
     routing,
     config.provider.callBudgetMs,
+    config.provider.demotion,
   );
 }
 

@@ -9,65 +9,30 @@
  * +4474BB…, see load-generator.ts) and each service run its own cache key prefix: no scenario finds
  * answers an earlier one cached. Uses DATABASE_URL when set, otherwise an embedded PostgreSQL in a
  * temporary folder. `npm run bench` builds first; BENCH_BULK=0 skips the bulk and watchlist jobs,
- * BENCH_FIXED_RATE=0 the fixed-rate rows (fixed-rate.ts, also `npm run bench:fixed-rate` alone).
+ * BENCH_FIXED_RATE=0 the fixed-rate rows (fixed-rate.ts, also `npm run bench:fixed-rate` alone),
+ * BENCH_FAILOVER=0 the failover rows (failover.ts, also `npm run bench:failover` alone). The machine's
+ * load average is printed before and after: figures from a busy machine are not comparable.
  */
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { loadavg } from 'node:os';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
-import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
-import { benchRedis, PRODUCTION_NODE_FLAGS, ROOT, startChild, stopChild } from './processes';
+import { phoneInBlock } from './load-generator';
+import { CONNECTIONS, createBenchAccount, DURATION_SECONDS, Figures, load, WARM_UP_SECONDS } from './service-load';
+import { describeFailoverRows, FailoverRow, runFailoverBenchmark } from './failover';
+import { benchRedis, PRODUCTION_NODE_FLAGS, startChild, stopChild } from './processes';
 import { describeWatchlistResult, runWatchlistBenchmark, WatchlistBenchmarkResult } from './watchlist';
 import { runFixedRate, summarize } from './fixed-rate';
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 
-const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP ?? 5);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
-
-interface Figures extends LoadFigures {
-  scenario: string;
-}
 
 /** Number blocks handed out in order: no two scenarios (nor a warm-up and its scenario) share a number. */
 let lastBlock = 9;
 function freshBlock(): number {
   lastBlock += 1;
   return lastBlock;
-}
-
-/** Runs the load generator (a process of its own, see load-generator.ts) and returns its figures. */
-async function load(scenario: string, request: Omit<LoadRequest, 'connections' | 'durationSeconds'> & { durationSeconds?: number }): Promise<Figures> {
-  const generator = spawn(process.execPath, [resolve(ROOT, 'dist/tools/bench/load-generator.js'), JSON.stringify({ connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, ...request })], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let output = '';
-  generator.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolveExit) => generator.once('exit', resolveExit));
-  if (code !== 0) throw new Error(`the load generator failed (${code}) for ${scenario}`);
-  return { scenario, ...(JSON.parse(output) as LoadFigures) };
-}
-
-async function createBenchAccount(databaseUrl: string, baseUrl: string): Promise<string> {
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  await db.query(
-    `INSERT INTO plans (name, "limit", window_seconds) VALUES ('bench', 10000000, 1)
-     ON CONFLICT (name) DO UPDATE SET "limit" = EXCLUDED."limit"`,
-  );
-  await db.end();
-  const res = await fetch(`${baseUrl}/admin/v1/accounts`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ name: `bench ${new Date().toISOString()}`, plan: 'bench', credits: 1_000_000_000 }),
-  });
-  if (res.status !== 201) throw new Error(`creating the bench account failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { api_key: string }).api_key;
 }
 
 /** A cache configuration of the service: the environment that selects it and how its rows are named. */
@@ -90,7 +55,7 @@ async function benchService(databaseUrl: string, cache: CacheConfig, service: Se
   const env = { DATABASE_URL: databaseUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, LOG_LEVEL: 'warn', ...prefixes, ...cache.env, ...service.env };
   const child = await startChild('src/main.ts', [], env, `${baseUrl}/health/live`);
   try {
-    const apiKey = await createBenchAccount(databaseUrl, baseUrl);
+    const apiKey = await createBenchAccount(databaseUrl, baseUrl, ADMIN_TOKEN);
     const request = { url: `${baseUrl}/api/v1/filter`, method: 'POST' as const, headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' } };
     const label = `${service.label}, ${cache.name}`;
     const figures: Figures[] = [];
@@ -131,7 +96,8 @@ async function main(): Promise<void> {
   const redis = await benchRedis();
   console.log(
     `Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario after ${WARM_UP_SECONDS} s of warm-up, ` +
-      `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}, Redis: ${redis.origin}, node ${process.version} ${PRODUCTION_NODE_FLAGS.join(' ')}`,
+      `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PostgreSQL'}, Redis: ${redis.origin}, node ${process.version} ${PRODUCTION_NODE_FLAGS.join(' ')}, ` +
+      `load average ${loadAverage()}`,
   );
   await migrate(databaseUrl);
 
@@ -142,6 +108,7 @@ async function main(): Promise<void> {
   const figures: Figures[] = [];
   let bulk: BulkBenchmarkResult | undefined;
   let watchlist: WatchlistBenchmarkResult | undefined;
+  let failover: FailoverRow[] | undefined;
   try {
     figures.push(await benchBare());
     for (const cache of caches) figures.push(...(await benchService(databaseUrl, cache, { label: 'sandbox', env: { PROVIDER: 'sandbox' }, hit: true })));
@@ -158,6 +125,7 @@ async function main(): Promise<void> {
     } finally {
       await stopChild(simulator);
     }
+    if (process.env.BENCH_FAILOVER !== '0') failover = await runFailoverBenchmark({ databaseUrl, adminToken: ADMIN_TOKEN, freshBlock });
     if (process.env.BENCH_BULK !== '0') {
       bulk = await runBulkBenchmark({ env: { DATABASE_URL: databaseUrl } });
       watchlist = await runWatchlistBenchmark({ env: { DATABASE_URL: databaseUrl } });
@@ -174,6 +142,7 @@ async function main(): Promise<void> {
   for (const f of figures) {
     console.log(`| ${f.scenario} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.non2xx} | ${((100 * f.requestsPerSecond) / bare).toFixed(1)}% |`);
   }
+  if (failover) console.log(`\n${describeFailoverRows(failover).join('\n')}`);
   if (bulk) {
     console.log(
       `\nbulk job: ${bulk.entries} distinct numbers, upstream latency ${bulk.latencyMs} ms, BULK_CONCURRENCY=${bulk.concurrency}: ` +
@@ -185,6 +154,12 @@ async function main(): Promise<void> {
     // Its own private servers (see fixed-rate.ts): CPU per call per process at a fixed offered rate.
     console.log(`\n${summarize(await runFixedRate()).join('\n')}`);
   }
+  console.log(`\nload average at the end: ${loadAverage()}`);
+}
+
+/** The machine's load average (1, 5, 15 min): other work on the cores skews every figure. */
+function loadAverage(): string {
+  return loadavg().map((value) => value.toFixed(2)).join(' ');
 }
 
 main().then(

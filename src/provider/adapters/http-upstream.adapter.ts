@@ -3,6 +3,7 @@ import type { CheckAnswer, FieldValue } from '../../checks/check-definition';
 import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../lookup-provider';
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
+import { ProviderAttempts } from '../provider-attempts';
 import { UpstreamTally } from '../upstream-tally';
 
 /**
@@ -15,6 +16,8 @@ export abstract class HttpUpstreamAdapter extends LookupProvider implements Upst
   readonly simulated = false;
   /** Upstream cost and failures, read by /metrics at scrape time. */
   readonly tally = new UpstreamTally();
+  /** Every answer() by check and how it ended, read by /metrics at scrape time. */
+  readonly attempts = new ProviderAttempts();
   private readonly loggedOnce = new Set<string>();
 
   protected constructor(
@@ -33,7 +36,7 @@ export abstract class HttpUpstreamAdapter extends LookupProvider implements Upst
 
   /** One check's full record: its fields, this provider, now. */
   async answer(check: string, e164: string, lane: Lane = 'interactive'): Promise<CheckAnswer> {
-    return answeredNow(check, this.provider, await this.recordOf(check, e164, lane));
+    return this.attempts.time(check, async () => answeredNow(check, this.provider, await this.recordOf(check, e164, lane)));
   }
 
   /** The network check in the contract's terms (the record's status and carrier). */

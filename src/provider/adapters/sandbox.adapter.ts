@@ -5,6 +5,7 @@ import { answeredNow, Lane, LookupProvider, ProviderUnavailableError, unknownChe
 import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
 import { describeNumber, originalCarrier } from '../numbering-plan';
 import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
+import { ProviderAttempts } from '../provider-attempts';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
 
@@ -18,6 +19,8 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   readonly simulated = true;
   private readonly logger = new Logger('LookupProvider');
   private readonly testNumbers = new TestNumberTable();
+  /** Every answer() by check and how it ended, like a real upstream's (per-provider metrics). */
+  readonly attempts = new ProviderAttempts();
 
   constructor(
     private readonly timeoutMs: number,
@@ -33,7 +36,11 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   }
 
   /** One check's record: the sandbox knows no status reason nor network codes (null). */
-  async answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
+  answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
+    return this.attempts.time(check, () => this.record(check, e164));
+  }
+
+  private async record(check: string, e164: string): Promise<CheckAnswer> {
     switch (check) {
       case 'network_status': {
         const { status, carrier } = await this.networkStatus(e164);

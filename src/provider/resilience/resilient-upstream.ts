@@ -100,7 +100,7 @@ export class ResilientUpstream {
     // The call's budget (failover): none left, no request; some left, the attempt ends with it.
     const deadline = callDeadline.getStore();
     const leftMs = deadline === undefined ? Infinity : deadline - Date.now();
-    if (leftMs <= 0) throw new ProviderUnavailableError('the call budget (LOOKUP_CALL_BUDGET_MS) was spent before this upstream was asked', 'timeout');
+    if (leftMs <= 0) throw new UpstreamFailure('the call budget (LOOKUP_CALL_BUDGET_MS) was spent before this upstream was asked', 'timeout', 'budget_spent');
     try {
       // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const outcome = await parts.policy.execute(

@@ -20,6 +20,8 @@ export type UpstreamFailureKind =
   | 'no_provider_allowed'
   /** The upstream does not offer this check at all. */
   | 'not_offered'
+  /** The call's LOOKUP_CALL_BUDGET_MS was spent before this upstream was asked: no request, nothing about its health. */
+  | 'budget_spent'
   | 'processing_rejected'
   | 'processing_failed'
   | 'query_failed'
