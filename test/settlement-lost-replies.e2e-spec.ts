@@ -147,10 +147,11 @@ describe('a graceful shutdown with 503 charges still to give back', () => {
       // The settle commits, its reply is lost, and the database refuses connections for 2.5 s.
       const repository = app.app.get(CreditsRepository);
       const settleMany = repository.settleMany.bind(repository);
-      jest.spyOn(repository, 'settleMany').mockImplementationOnce(async (ids) => {
+      jest.spyOn(repository, 'settleMany').mockImplementationOnce(async (settles) => {
         proxy.loseReplies();
-        const statement = settleMany(ids);
-        expect(await eventually(async () => (await direct.query(`SELECT 1 FROM ledger_entries WHERE id = $1 AND settled_at IS NOT NULL`, [ids[0]])).length, Boolean, 5000, 10)).toBe(1);
+        const statement = settleMany(settles);
+        const chargeId = settles[0].chargeId;
+        expect(await eventually(async () => (await direct.query(`SELECT 1 FROM ledger_entries WHERE id = $1 AND settled_at IS NOT NULL`, [chargeId])).length, Boolean, 5000, 10)).toBe(1);
         proxy.reset(2500);
         return statement;
       });
