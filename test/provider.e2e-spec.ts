@@ -155,7 +155,8 @@ describe('LookupService with the Redis cache store', () => {
   });
 
   it('stores JSON answers under the key prefix with each check’s TTL, shared by every instance', async () => {
-    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    // The first lookups of the suite (cold connections and code): a timeout a busy CI machine does not hit.
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix, PROVIDER_TIMEOUT_MS: '5000' });
     const first = await startProviderModule(env);
     const second = await startProviderModule(env);
     try {
@@ -192,7 +193,7 @@ describe('LookupService with the Redis cache store', () => {
   });
 
   it('keys entries by a keyed hash: no Redis key or value holds the number, and entries of the plain-key version are ignored', async () => {
-    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix, PROVIDER_TIMEOUT_MS: '5000' });
     // What the version before keyed hashes wrote, with an answer this version must not serve.
     await redis.set(`${prefix}v2:network_status:${UK.normal}`, JSON.stringify({ answer: { status: 'ABSENT', carrier: 'Old' }, storedAt: Date.now() }), 'EX', 600);
     const service = await startProviderModule(env);
@@ -215,7 +216,7 @@ describe('LookupService with the Redis cache store', () => {
   });
 
   it('forgets a number in Redis, in the old plain keys and in the in-process tier of every instance', async () => {
-    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix });
+    const env = hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix, PROVIDER_TIMEOUT_MS: '5000' });
     const first = await startProviderModule(env);
     const second = await startProviderModule(env);
     try {

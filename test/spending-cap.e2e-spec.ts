@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { CreditsRepository } from '../src/credits/credits.repository';
 import { BackfillSpentToday1764400000100 } from '../migrations/1764400000100-BackfillSpentToday';
 import { createAccount, TestAccount } from './factories/accounts';
 import { waitForBulkJob } from './helpers/bulk';
@@ -44,6 +45,29 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     expect(refused.body.error.message).toContain(`resets at ${nextUtcMidnight()}`);
     expect((await ledgerState(t.db, account.id)).byType).toEqual({ TOPUP: 1, CHARGE: 2 });
     expect(await spentToday(t, account)).toBe(8);
+    await expectBalance(t, account, 992);
+  });
+
+  it('a call refused by the cap says so even when a refund gives allowance back before the 402 is worded (CI: INSUFFICIENT_CREDITS with 988 credits)', async () => {
+    const account = await createAccount(t, { credits: 1000 });
+    await setCap(account, 8);
+    await filter(account).expect(200);
+    await filter(account).expect(200);
+    // Between the refused charge and the read that words its 402, a bulk job's failed entry gives 4
+    // credits of today's allowance back (as refundPart does, with its refund row: here only the counter).
+    const repository = t.app.get(CreditsRepository);
+    const spendingState = repository.spendingState.bind(repository);
+    const read = jest.spyOn(repository, 'spendingState').mockImplementationOnce(async (accountId) => {
+      await t.db.query(`UPDATE accounts SET spent_today = spent_today - 4 WHERE id = $1`, [accountId]);
+      return spendingState(accountId);
+    });
+    try {
+      const refused = await filter(account);
+      expectError(refused, 402, 'SPENDING_LIMIT_REACHED');
+      expect(read).toHaveBeenCalled();
+    } finally {
+      read.mockRestore();
+    }
     await expectBalance(t, account, 992);
   });
 

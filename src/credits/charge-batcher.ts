@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
-import { ChargeDetails, CreditsRepository, LedgerWrite } from './credits.repository';
+import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { PendingGiveBacks } from './pending-give-backs';
 
 /** Most calls one statement carries. */
@@ -27,8 +27,12 @@ export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
  */
 const DEADLINE_MARGIN_MS = 1000;
 
-/** A charge written, refused for the balance (`undefined`), or not made because its Idempotency-Key is already charged. */
-export type ChargeResult = LedgerWrite | undefined | 'duplicate';
+/**
+ * A charge written, refused (for the balance or the daily cap, as the statement decided it: a later
+ * read may find either changed by a refund meanwhile), or not made because its Idempotency-Key is
+ * already charged.
+ */
+export type ChargeResult = LedgerWrite | { refusedBy: ChargeRefusal } | 'duplicate';
 
 interface QueuedCharge {
   cost: number;
@@ -83,9 +87,12 @@ export class ChargeBatcher {
       const deadline = new Date(Date.now() + this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4));
       const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details), { deadline });
       try {
-        const { written, duplicates, late } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
+        const { written, duplicates, late, refused } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
         if (late) throw ledgerTimedOut();
-        for (const call of batch) call.resolve(duplicates.has(call.details.reference) ? 'duplicate' : written.get(call.details.reference));
+        for (const call of batch) {
+          const { reference } = call.details;
+          call.resolve(duplicates.has(reference) ? 'duplicate' : (written.get(reference) ?? { refusedBy: refused?.get(reference) ?? 'balance' }));
+        }
       } catch (error) {
         for (const call of batch) call.reject(error);
         this.giveBacks.track(this.giveBackIfLanded(statement, batch));

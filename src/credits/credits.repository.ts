@@ -44,6 +44,8 @@ export interface ChargeOutcome {
   late?: boolean;
   /** Why the calls neither written nor duplicates were refused (the first of them); null when none was. */
   refusedBy: ChargeRefusal | null;
+  /** Why each of them was refused, by reference, as the statement decided it. */
+  refused?: Map<string, ChargeRefusal>;
 }
 
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -177,13 +179,13 @@ export class CreditsRepository {
     if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
     const written = new Map<string, LedgerWrite>();
     const duplicates = new Set<string>();
-    let refusedBy: ChargeRefusal | null = null;
+    const refused = new Map<string, ChargeRefusal>();
     for (const row of rows) {
       if (row.id !== null) written.set(row.reference, { id: String(row.id), balanceAfter: Number(row.balance_after) });
       else if (row.duplicate) duplicates.add(row.reference);
-      else refusedBy = row.over_cap ? 'spending_limit' : 'balance';
+      else refused.set(row.reference, row.over_cap ? 'spending_limit' : 'balance');
     }
-    return { written, duplicates, refusedBy };
+    return { written, duplicates, refusedBy: refused.values().next().value ?? null, refused };
   }
 
   /**

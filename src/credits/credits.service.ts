@@ -89,7 +89,7 @@ export class CreditsService {
   async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
     const charge = await this.charges.charge(accountId, cost, details);
     if (charge === 'duplicate') throw new KeyAlreadyCharged();
-    if (!charge) throw await this.refusal(accountId, cost, 'call');
+    if ('refusedBy' in charge) throw await this.refusal(accountId, cost, 'call', charge.refusedBy);
     this.metrics?.creditsCharged(cost);
     return charge;
   }
@@ -125,18 +125,20 @@ export class CreditsService {
   }
 
   /**
-   * Why a charge of `amount` was refused: the daily cap when it does not leave room for it (a top-up
-   * would not help), otherwise the balance.
+   * The 402 of a charge of `amount` refused by `refusedBy` (what the charge statement found), or, when
+   * the caller does not know, by what a read finds now: the daily cap when it does not leave room for
+   * it (a top-up would not help), otherwise the balance. The figures in the message are read now.
    */
-  private async refusal(accountId: string, amount: number, what: 'call' | 'job'): Promise<AppError> {
+  private async refusal(accountId: string, amount: number, what: 'call' | 'job', refusedBy?: ChargeRefusal): Promise<AppError> {
     const state = await this.credits.spendingState(accountId);
     const cap = state?.dailyCreditLimit ?? null;
-    if (state && cap !== null && state.spentToday + amount > cap) {
+    const overCap = refusedBy ? refusedBy === 'spending_limit' : cap !== null && state !== undefined && state !== null && state.spentToday + amount > cap;
+    if (overCap && cap !== null) {
       const resets = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1)).toISOString();
       return new AppError(
         'SPENDING_LIMIT_REACHED',
         `This ${what} costs ${amount} credits and would pass your daily spending limit of ${cap} credits: ` +
-          `${Math.max(0, cap - state.spentToday)} left today. The limit resets at ${resets} (00:00 UTC); ` +
+          `${Math.max(0, cap - (state?.spentToday ?? 0))} left today. The limit resets at ${resets} (00:00 UTC); ` +
           'raise or remove daily_credit_limit with PATCH /api/v1/settings. Nothing was charged.',
       );
     }

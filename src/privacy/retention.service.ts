@@ -43,7 +43,9 @@ export class RetentionService {
         if (shouldStop()) return counts;
         const done = await batch(this.config.retention.batchSize);
         counts[name] += done;
-        if (done < this.config.retention.batchSize) break;
+        // Until a batch finds nothing: one that found less than a full batch may have skipped rows
+        // another instance's run held at that moment (SKIP LOCKED), and more may be due behind them.
+        if (done === 0) break;
         // Let the calls waiting on this instance run between two batches.
         await new Promise((resolve) => setImmediate(resolve));
       }
