@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description Columns phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message, in input order. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
+         * @description Columns phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at, in input order. The last columns say which provider answered each check and when (`<check>_provider`, `<check>_observed_at`; empty when the check did not answer the entry). Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
          */
         get: operations["BulkController_csv"];
         put?: never;
@@ -453,7 +453,7 @@ export interface paths {
         };
         /**
          * The credits ledger of the account, newest first (phone numbers masked).
-         * @description Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page.
+         * @description Every change of the balance is a row: TOPUP (+), CHARGE (−), REFUND (+), ADJUSTMENT (±). Pages of `limit` entries (1 to 100, default 50); pass `next_cursor` as `cursor` for the next, older page. A CHARGE of POST /api/v1/filter names, in `answered_by`, the provider that answered each check and when (a cached answer keeps its original ones); null once refunded.
          */
         get: operations["CreditsController_usage"];
         put?: never;
@@ -816,6 +816,26 @@ export interface components {
             id: string;
         };
         BulkEntryDto: {
+            /**
+             * @description With `result`: which provider answered each enabled check and when it observed the number, by check (a cached answer keeps its original provider and time; with several providers, checks of one number may come from different ones). null for a number invalid for its plan (no provider was asked) and for entries answered before this field existed. Not in POST /api/v1/filter's answer.
+             * @example {
+             *       "network_status": {
+             *         "observed_at": "2026-11-22T10:00:01.000Z",
+             *         "provider": "hlr-lookups"
+             *       }
+             *     }
+             */
+            answered_by?: {
+                [key: string]: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:01.000Z
+                     */
+                    observed_at: string;
+                    /** @example hlr-lookups */
+                    provider: string;
+                };
+            } | null;
             /** @description INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded). */
             error?: components["schemas"]["BulkEntryErrorDto"];
             /**
@@ -877,6 +897,12 @@ export interface components {
              * @description In input order. While the job is queued or processing, only the entries answered so far (still in input order); once completed, every entry.
              * @example [
              *       {
+             *         "answered_by": {
+             *           "network_status": {
+             *             "observed_at": "2026-11-22T10:00:01.000Z",
+             *             "provider": "hlr-lookups"
+             *           }
+             *         },
              *         "phone": "+447400123456",
              *         "reference": "crm-contact-1842",
              *         "result": {
@@ -1039,6 +1065,18 @@ export interface components {
              * @example invoice 2024-117
              */
             reason: string;
+        };
+        CheckProvenanceDto: {
+            /**
+             * @description When that provider answered (ISO 8601); a cached answer keeps the time of the original lookup.
+             * @example 2026-11-22T10:00:01.000Z
+             */
+            observed_at: string;
+            /**
+             * @description The provider id (LOOKUP_PROVIDERS, or PROVIDER) that answered the check.
+             * @example hlr-lookups
+             */
+            provider: string;
         };
         ChecksDto: {
             /**
@@ -1430,6 +1468,26 @@ export interface components {
              * @example -4
              */
             amount: number;
+            /**
+             * @description CHARGE of a POST /api/v1/filter call: which provider answered each of its checks and when it observed the number, by check (a cached answer keeps its original provider and time; with several providers, checks of one call may come from different ones). null for other entry types, for a refunded charge (nothing was answered), for a call whose number is invalid for its plan (no provider was asked), for the charges of bulk jobs and watchlist rounds (their entries carry it), and for charges made before this field existed.
+             * @example {
+             *       "network_status": {
+             *         "observed_at": "2026-11-22T10:00:01.000Z",
+             *         "provider": "hlr-lookups"
+             *       }
+             *     }
+             */
+            answered_by: {
+                [key: string]: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:01.000Z
+                     */
+                    observed_at: string;
+                    /** @example hlr-lookups */
+                    provider: string;
+                };
+            } | null;
             /** @example 9996 */
             balance_after: number;
             /** @example 2026-11-22T10:00:00.000Z */
@@ -1451,6 +1509,8 @@ export interface components {
         WatchlistChangeDto: {
             /** @example ABSENT */
             after: (string | null) | (number | null) | (boolean | null);
+            /** @description The origin of `after`: the provider that answered the check producing this field in that round, and when. null for changes found before this field existed. */
+            answered_by: components["schemas"]["CheckProvenanceDto"] | null;
             /** @example CONNECTED */
             before: (string | null) | (number | null) | (boolean | null);
             /** @example 2026-11-23T05:00:01.000Z */
@@ -1472,6 +1532,10 @@ export interface components {
              * @example [
              *       {
              *         "after": "ABSENT",
+             *         "answered_by": {
+             *           "observed_at": "2026-11-23T05:00:00.912Z",
+             *           "provider": "hlr-lookups"
+             *         },
              *         "before": "CONNECTED",
              *         "detected_at": "2026-11-23T05:00:01.000Z",
              *         "field": "status",
@@ -1544,6 +1608,12 @@ export interface components {
              * @description The watched numbers, newest first, one page (limit, cursor).
              * @example [
              *       {
+             *         "answered_by": {
+             *           "network_status": {
+             *             "observed_at": "2026-11-23T05:00:00.912Z",
+             *             "provider": "hlr-lookups"
+             *           }
+             *         },
              *         "checked_at": "2026-11-23T05:00:01.000Z",
              *         "error": null,
              *         "phone": "+447400120005",
@@ -1602,6 +1672,26 @@ export interface components {
             total: number;
         };
         WatchlistEntryDto: {
+            /**
+             * @description Which provider answered each enabled check of `result` and when it observed the number, by check (with several providers, checks may come from different ones). null until the first answer, for a number invalid for its plan (no provider was asked), and for answers kept before this field existed.
+             * @example {
+             *       "network_status": {
+             *         "observed_at": "2026-11-22T10:00:01.000Z",
+             *         "provider": "hlr-lookups"
+             *       }
+             *     }
+             */
+            answered_by: {
+                [key: string]: {
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-22T10:00:01.000Z
+                     */
+                    observed_at: string;
+                    /** @example hlr-lookups */
+                    provider: string;
+                };
+            } | null;
             /** @example 2026-11-23T05:00:01.000Z */
             checked_at: string | null;
             /**

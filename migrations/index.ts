@@ -18,6 +18,7 @@ import { OneCallbackOutbox1764600000300 } from './1764600000300-OneCallbackOutbo
 import { PersonalDataRetention1764700000000 } from './1764700000000-PersonalDataRetention';
 import { CountsKeptAndLeanerIndexes1764800000000 } from './1764800000000-CountsKeptAndLeanerIndexes';
 import { IdempotencyAnswerContext1764900000000 } from './1764900000000-IdempotencyAnswerContext';
+import { AnswerProvenance1765000000000 } from './1765000000000-AnswerProvenance';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   PersonalDataRetention1764700000000,
   CountsKeptAndLeanerIndexes1764800000000,
   IdempotencyAnswerContext1764900000000,
+  AnswerProvenance1765000000000,
 ];

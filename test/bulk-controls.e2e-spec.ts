@@ -33,13 +33,13 @@ describe('bulk conveniences: references, Idempotency-Key, quote, CSV uploads, ma
       const job = await waitForBulkJob(t.http, account.auth, body.id);
       expect(job.results).toEqual([
         expect.objectContaining({ phone: TEST_NUMBERS.connected, reference: 'crm-1', result: expect.objectContaining({ status: 'CONNECTED' }) }),
-        { phone: TEST_NUMBERS.absent, result: expect.objectContaining({ status: 'ABSENT' }) },
+        { phone: TEST_NUMBERS.absent, result: expect.objectContaining({ status: 'ABSENT' }), answered_by: { network_status: { provider: 'sandbox', observed_at: expect.any(String) } } },
         { phone: 'nope', reference: 'crm, "3"', error: expect.objectContaining({ code: 'INVALID_REQUEST' }) },
         { phone: TEST_NUMBERS.failing, reference: 'Zoë 🙂', error: expect.objectContaining({ code: 'PROVIDER_UNAVAILABLE' }) },
       ]);
       expect(job).toMatchObject({ cost: 12, charged: 12, refunded: 4 });
       const csv = (await request(t.http).get(`/api/v1/filter/bulk/${body.id}/results.csv`).set(account.auth).expect(200)).text.split('\r\n');
-      expect(csv[0]).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message');
+      expect(csv[0]).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at');
       expect(csv[1]).toMatch(/^\+447400123456,crm-1,GB,true,CONNECTED,/);
       expect(csv[2]).toMatch(/^\+447400120000,,GB,false,ABSENT,/);
       expect(csv[3]).toMatch(/^nope,"crm, ""3""",,,,,,,INVALID_REQUEST,/);

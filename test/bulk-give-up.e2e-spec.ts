@@ -40,8 +40,8 @@ describe('bulk: a chunk that fails every attempt is given up', () => {
       const job = await waitForBulkJob(t.http, account.auth, submitted.body.id, 30_000);
       expect(job.processed).toBe(3);
       expect(job.results).toEqual([
-        { phone: phones[0], result: expect.objectContaining({ status: 'CONNECTED' }) },
-        { phone: phones[1], result: expect.objectContaining({ status: 'CONNECTED' }) },
+        { phone: phones[0], result: expect.objectContaining({ status: 'CONNECTED' }), answered_by: { network_status: { provider: 'sandbox', observed_at: expect.any(String) } } },
+        { phone: phones[1], result: expect.objectContaining({ status: 'CONNECTED' }), answered_by: { network_status: { provider: 'sandbox', observed_at: expect.any(String) } } },
         { phone: poisoned, error: { code: 'PROVIDER_UNAVAILABLE', message: ENTRY_GIVEN_UP } },
       ]);
       // Two attempts of the poisoned chunk (the first and its one retry), then the give-up worker.

@@ -67,7 +67,8 @@ describe('a bulk job survives a kill -9 of the process running it', () => {
       await second.waitFor(/listening on/);
       const job = await waitForBulkJob(second.baseUrl, account.auth, jobId, 60_000);
       expect(job).toMatchObject({ status: 'completed', total: 200, processed: 200 });
-      expect(job.results).toEqual(phones.map((phone) => ({ phone, result: expect.objectContaining({ status: 'CONNECTED' }) })));
+      const origin = { network_status: { provider: 'hlr-lookups', observed_at: expect.any(String) } };
+      expect(job.results).toEqual(phones.map((phone) => ({ phone, result: expect.objectContaining({ status: 'CONNECTED' }), answered_by: origin })));
     } finally {
       await second.stop();
     }

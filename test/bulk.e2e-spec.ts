@@ -116,6 +116,7 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     expect(job).toMatchObject({ cost: 8 * cost, charged: 8 * cost, refunded: 2 * cost });
     const answered = (status: string, valid: boolean, isPorted = false) => ({
       result: { country: 'GB', valid, status, carrier: expect.any(String), line_type: 'MOBILE', is_ported: isPorted },
+      answered_by: Object.fromEntries(['network_status', 'line_type', 'portability'].map((check) => [check, { provider: 'hlr-lookups', observed_at: expect.any(String) }])),
     });
     const failed = { error: { code: 'PROVIDER_UNAVAILABLE', message: expect.stringMatching(/refunded/) } };
     const invalid = { error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/E\.164/) } };
@@ -131,6 +132,7 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
       {
         phone: '+10000000000',
         result: { country: null, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false },
+        answered_by: null, // invalid for its plan: no provider was asked
       },
       { phone: '=HYPERLINK("x")', ...invalid },
       { phone: '', ...invalid },
@@ -147,9 +149,10 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     const csv = await request(t.http).get(`/api/v1/filter/bulk/${res.body.id}/results.csv`).set(account.auth).expect(200);
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     const lines = csv.text.split('\r\n');
-    expect(lines[0]).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message');
+    // The columns before provenance keep their order; which provider answered each check, and when, comes after (issue 23).
+    expect(lines[0]).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at');
     expect(lines).toHaveLength(phones.length + 2);
-    expect(lines[1]).toMatch(/^\+447400123456,,GB,true,CONNECTED,[^,]+,MOBILE,false,,$/);
+    expect(lines[1]).toMatch(/^\+447400123456,,GB,true,CONNECTED,[^,]+,MOBILE,false,,,hlr-lookups,[^,]+,hlr-lookups,[^,]+,hlr-lookups,[^,]+$/);
     expect(lines[6]).toMatch(/^\+447400120003,,,,,,,,PROVIDER_UNAVAILABLE,/);
     expect(lines[10]).toMatch(/^"'=HYPERLINK\(""x""\)",,,,,,,,INVALID_REQUEST,/);
   });
@@ -243,7 +246,11 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     const { body } = await submit(account, { phones: [number, formatted, number, `(${number})`, number] }).expect(202);
     expect(body.cost).toBe(5 * 4);
     const job = await waitForBulkJob(t.http, account.auth, body.id);
-    expect(job.results).toEqual(Array(5).fill({ phone: number, result: expect.objectContaining({ status: 'CONNECTED' }) }));
+    // One lookup: every entry carries the same answer and the same origin.
+    expect(job.results).toEqual(
+      Array(5).fill({ phone: number, result: expect.objectContaining({ status: 'CONNECTED' }), answered_by: (job.results[0] as { answered_by: unknown }).answered_by }),
+    );
+    expect((job.results[0] as { answered_by: unknown }).answered_by).toEqual({ network_status: { provider: 'hlr-lookups', observed_at: expect.any(String) } });
     expect(simulator.stats().byPath).toEqual({ '/hlr-lookup': 1 });
     expect((await ledgerState(t.db, account.id)).balance).toBe(1000 - 20);
   });

@@ -85,14 +85,21 @@ describe('a check registered from a test module (sim_swap)', () => {
     const accepted = await request(t.http).post('/api/v1/filter/bulk').set(account.auth).send({ phones }).expect(202);
     expect(accepted.body.cost).toBe(2 * 12);
     const job = await waitForBulkJob(t.http, account.auth, accepted.body.id);
-    expect(job.results).toEqual(phones.map((phone) => ({ phone, result: expect.objectContaining({ status: 'CONNECTED', sim_swapped: false }) })));
+    expect(job.results).toEqual(
+      phones.map((phone) => ({
+        phone,
+        result: expect.objectContaining({ status: 'CONNECTED', sim_swapped: false }),
+        // A registered check names its own adapter as the provider that answered it.
+        answered_by: expect.objectContaining({ sim_swap: { provider: 'sim-swap-test', observed_at: expect.any(String) } }),
+      })),
+    );
     const results = job.results as Array<{ result: Record<string, unknown> }>;
     expect(Object.keys(results[0].result).sort()).toEqual([...SIX_FIELDS, 'sim_swapped'].sort());
     expect(await balanceOf(account.auth)).toBe(1000 - 24);
 
     const csv = await request(t.http).get(`/api/v1/filter/bulk/${accepted.body.id}/results.csv`).set(account.auth).expect(200);
     const [header, first] = csv.text.split('\r\n');
-    expect(header).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,error_code,error_message');
+    expect(header).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at,sim_swap_provider,sim_swap_observed_at');
     expect(first.split(',')[8]).toBe('false');
   });
 
@@ -110,7 +117,10 @@ describe('a check registered from a test module (sim_swap)', () => {
     const second = await waitForRound(t.http, account.auth, id, 2);
     expect(second.entries[0].result).toMatchObject({ sim_swapped: true });
     const changes = await request(t.http).get(`/api/v1/watchlists/${id}/changes`).set(account.auth).expect(200);
-    expect(changes.body.changes).toEqual([{ phone, reference: null, field: 'sim_swapped', before: false, after: true, round: 2, detected_at: expect.any(String) }]);
+    // The change names the answer of the check that produced the field: the registered check's own adapter.
+    const origin = (second.entries[0].answered_by as Record<string, unknown>).sim_swap;
+    expect(origin).toEqual({ provider: 'sim-swap-test', observed_at: expect.any(String) });
+    expect(changes.body.changes).toEqual([{ phone, reference: null, field: 'sim_swapped', before: false, after: true, answered_by: origin, round: 2, detected_at: expect.any(String) }]);
     expect(await balanceOf(account.auth)).toBe(1000 - 2 * 12);
   });
 

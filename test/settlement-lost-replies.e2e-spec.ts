@@ -44,7 +44,7 @@ describe('a settle whose reply is lost: the outcome is resolved, never guessed',
   function atTheNextSettle(fault: (settle: () => Promise<Set<string>>, chargeIds: string[]) => Promise<Set<string>>): void {
     const repository = t.app.get(CreditsRepository);
     const settleMany = repository.settleMany.bind(repository);
-    jest.spyOn(repository, 'settleMany').mockImplementationOnce((ids) => fault(() => settleMany(ids), ids));
+    jest.spyOn(repository, 'settleMany').mockImplementationOnce((settles) => fault(() => settleMany(settles), settles.map((settle) => settle.chargeId)));
   }
 
   /** The next settle commits and its reply is lost; then every connection is reset, new ones refused for `refuseForMs`. */
@@ -147,10 +147,11 @@ describe('a graceful shutdown with 503 charges still to give back', () => {
       // The settle commits, its reply is lost, and the database refuses connections for 2.5 s.
       const repository = app.app.get(CreditsRepository);
       const settleMany = repository.settleMany.bind(repository);
-      jest.spyOn(repository, 'settleMany').mockImplementationOnce(async (ids) => {
+      jest.spyOn(repository, 'settleMany').mockImplementationOnce(async (settles) => {
         proxy.loseReplies();
-        const statement = settleMany(ids);
-        expect(await eventually(async () => (await direct.query(`SELECT 1 FROM ledger_entries WHERE id = $1 AND settled_at IS NOT NULL`, [ids[0]])).length, Boolean, 5000, 10)).toBe(1);
+        const statement = settleMany(settles);
+        const chargeId = settles[0].chargeId;
+        expect(await eventually(async () => (await direct.query(`SELECT 1 FROM ledger_entries WHERE id = $1 AND settled_at IS NOT NULL`, [chargeId])).length, Boolean, 5000, 10)).toBe(1);
         proxy.reset(2500);
         return statement;
       });

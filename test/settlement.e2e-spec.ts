@@ -77,7 +77,7 @@ describe('settling answered charges in batches', () => {
     await t.db.query(`
       CREATE TRIGGER ${name} BEFORE UPDATE ON ledger_entries FOR EACH ROW
       WHEN (NEW.account_id = '${account.id}' AND OLD.settled_at IS NULL AND NEW.settled_at IS NOT NULL
-            AND current_query() LIKE '%UPDATE ledger_entries SET settled_at = now() WHERE id = ANY%') EXECUTE FUNCTION ${name}()`);
+            AND current_query() LIKE '%UPDATE ledger_entries l SET settled_at = now(), answered_by = s.answered_by%') EXECUTE FUNCTION ${name}()`);
     try {
       const res = await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: distinctNumbers(1, 62)[0] });
       expectError(res, 503, 'SERVICE_UNAVAILABLE');

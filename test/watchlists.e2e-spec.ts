@@ -78,9 +78,12 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
 
     const changes = await request(t.http).get(`/api/v1/watchlists/${id}/changes`).set(account.auth).expect(200);
     // Newest first (the fields of one answer are written in the order status, carrier, line_type, is_ported, valid).
+    // Each change names the answer that gave its new value: the network_status check's of round 2 (provenance, issue 23).
+    const origin = (second.entries.find((e) => e.phone === flapping)?.answered_by as Record<string, unknown>).network_status;
+    expect(origin).toEqual({ provider: 'hlr-lookups', observed_at: expect.any(String) });
     expect(changes.body.changes).toEqual([
-      { phone: flapping, reference: 'c-1', field: 'valid', before: true, after: false, round: 2, detected_at: expect.any(String) },
-      { phone: flapping, reference: 'c-1', field: 'status', before: 'CONNECTED', after: 'ABSENT', round: 2, detected_at: expect.any(String) },
+      { phone: flapping, reference: 'c-1', field: 'valid', before: true, after: false, answered_by: origin, round: 2, detected_at: expect.any(String) },
+      { phone: flapping, reference: 'c-1', field: 'status', before: 'CONNECTED', after: 'ABSENT', answered_by: origin, round: 2, detected_at: expect.any(String) },
     ]);
     expect(changes.body.next_cursor).toBeNull();
     const future = await request(t.http).get(`/api/v1/watchlists/${id}/changes?since=2999-01-01T00:00:00Z`).set(account.auth).expect(200);
@@ -100,8 +103,8 @@ describe('watchlists (hlr-lookups adapter against the upstream simulator)', () =
     await waitForRound(t.http, account.auth, id, 3);
     await eventually(() => callsFor(id), (found) => found.length >= 2, 10_000);
     expect(JSON.parse(callsFor(id)[1].body).changes).toEqual([
-      { phone: flapping, reference: 'c-1', field: 'status', before: 'ABSENT', after: 'CONNECTED', detected_at: expect.any(String) },
-      { phone: flapping, reference: 'c-1', field: 'valid', before: false, after: true, detected_at: expect.any(String) },
+      { phone: flapping, reference: 'c-1', field: 'status', before: 'ABSENT', after: 'CONNECTED', answered_by: { provider: 'hlr-lookups', observed_at: expect.any(String) }, detected_at: expect.any(String) },
+      { phone: flapping, reference: 'c-1', field: 'valid', before: false, after: true, answered_by: { provider: 'hlr-lookups', observed_at: expect.any(String) }, detected_at: expect.any(String) },
     ]);
 
     // Three rounds of two numbers at 4 credits: one CHARGE per number per round, balance = ledger sum.

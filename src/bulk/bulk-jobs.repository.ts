@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import type { StoredProvenance } from '../checks/provenance';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
 import type { BulkStatus } from './dto/bulk.dto';
@@ -36,11 +37,15 @@ export interface BulkEntry {
   phone: string;
   reference: string | null;
   result: ReportedAnswer | null;
+  /** Which provider answered each check of `result`, and when (null without a result, or for entries answered before it was kept). */
+  answeredBy: StoredProvenance | null;
   error: { code: EntryErrorCode; message: string } | null;
 }
 
 /** The answer for one distinct number of a job, written to every pending entry with that number. */
-export type PhoneAnswer = { phone: string; result: ReportedAnswer } | { phone: string; error: { code: EntryErrorCode; message: string } };
+export type PhoneAnswer =
+  | { phone: string; result: ReportedAnswer; answeredBy: StoredProvenance | null }
+  | { phone: string; error: { code: EntryErrorCode; message: string } };
 
 export interface NewBulkJob {
   id: string;
@@ -180,9 +185,16 @@ export class BulkJobsRepository {
 
   /** Entries in input order: all of them, or only those answered so far. */
   async entries(jobId: string, onlyDone: boolean): Promise<BulkEntry[]> {
-    const rows: Array<{ phone: string; reference: string | null; result: ReportedAnswer | null; error_code: EntryErrorCode | null; error_message: string | null }> =
+    const rows: Array<{
+      phone: string;
+      reference: string | null;
+      result: ReportedAnswer | null;
+      answered_by: StoredProvenance | null;
+      error_code: EntryErrorCode | null;
+      error_message: string | null;
+    }> =
       await this.db.query(
-        `SELECT phone, reference, result, error_code, error_message FROM bulk_entries
+        `SELECT phone, reference, result, answered_by, error_code, error_message FROM bulk_entries
           WHERE job_id = $1 AND ($2::boolean = false OR done_at IS NOT NULL)
           ORDER BY idx`,
         [jobId, onlyDone],
@@ -191,6 +203,7 @@ export class BulkJobsRepository {
       phone: row.phone,
       reference: row.reference,
       result: row.result,
+      answeredBy: row.answered_by,
       error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     }));
   }
@@ -218,10 +231,10 @@ export class BulkJobsRepository {
     if (answers.length === 0) return 0;
     const rows: Array<{ written: string }> = await this.db.query(
       `WITH answer AS (
-         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, error_code text, error_message text)),
+         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, answered_by json, error_code text, error_message text)),
        written AS (
          UPDATE bulk_entries e
-            SET result = answer.result, error_code = answer.error_code, error_message = answer.error_message, done_at = now()
+            SET result = answer.result, answered_by = answer.answered_by, error_code = answer.error_code, error_message = answer.error_message, done_at = now()
            FROM answer
           WHERE e.job_id = $1 AND e.phone = answer.phone AND e.done_at IS NULL AND e.chunk IS NOT NULL
          RETURNING 1),
@@ -233,8 +246,8 @@ export class BulkJobsRepository {
         JSON.stringify(
           answers.map((answer) =>
             'result' in answer
-              ? { phone: answer.phone, result: answer.result, error_code: null, error_message: null }
-              : { phone: answer.phone, result: null, error_code: answer.error.code, error_message: answer.error.message },
+              ? { phone: answer.phone, result: answer.result, answered_by: answer.answeredBy, error_code: null, error_message: null }
+              : { phone: answer.phone, result: null, answered_by: null, error_code: answer.error.code, error_message: answer.error.message },
           ),
         ),
       ],

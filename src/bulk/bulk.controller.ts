@@ -156,7 +156,8 @@ export class BulkController {
   @ApiOperation({
     summary: "A completed job's results as CSV",
     description:
-      'Columns {{checks.csv_header}}, in input order. ' +
+      'Columns {{checks.csv_header}}, in input order. The last columns say which provider answered each check and when ' +
+      '(`<check>_provider`, `<check>_observed_at`; empty when the check did not answer the entry). ' +
       'Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.',
   })
   @ApiProduces('text/csv')
@@ -165,7 +166,8 @@ export class BulkController {
       type: 'string',
       example:
         '{{checks.csv_header}}\r\n' +
-        '+447400123456,crm-contact-1842,GB,true,CONNECTED,Three,MOBILE,false,,\r\n12345,,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671."\r\n',
+        '+447400123456,crm-contact-1842,GB,true,CONNECTED,Three,MOBILE,false,,,hlr-lookups,2026-11-22T10:00:01.000Z,hlr-lookups,2026-11-22T10:00:01.000Z,,\r\n' +
+        '12345,,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671.",,,,,,\r\n',
     },
   })
   @ApiErrors('NOT_FOUND')

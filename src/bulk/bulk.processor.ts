@@ -5,6 +5,7 @@ import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
+import { provenanceOf } from '../checks/provenance';
 import { SettingsService } from '../settings/settings.service';
 import { AnswerWriter } from './answer-writer';
 import { BulkJob, BulkJobsRepository, PhoneAnswer } from './bulk-jobs.repository';
@@ -121,7 +122,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
   private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
     try {
       const report = await this.lookups.lookUp(phone, checks, { lane: 'batch', maxAgeSeconds: maxAgeSeconds ?? undefined });
-      return { phone, result: this.registry.toReportedAnswer(report) };
+      return { phone, result: this.registry.toReportedAnswer(report), answeredBy: provenanceOf(report.answers) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);

@@ -4,6 +4,7 @@ import { requestHash, RequestHash } from '../common/keyed-hash';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
+import { provenanceCells, provenanceColumns, showProvenance } from '../checks/provenance';
 import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { isUuid } from '../common/uuid';
@@ -133,7 +134,7 @@ export class BulkService {
       results: entries.map((entry): BulkEntryDto => ({
         phone: entry.phone,
         ...(entry.reference === null ? {} : { reference: entry.reference }),
-        ...(entry.result ? { result: entry.result } : { error: entry.error! }),
+        ...(entry.result ? { result: entry.result, answered_by: showProvenance(entry.answeredBy) } : { error: entry.error! }),
       })),
     };
   }
@@ -157,14 +158,17 @@ export class BulkService {
     const entries = await this.jobs.entries(job.id, false);
     // The answer's columns come from the checks' definitions: a registered check adds its own.
     const answerColumns = this.registry.csvColumns();
+    // Provenance after every existing column (their order unchanged): `<check>_provider`, `<check>_observed_at`.
+    const checks = this.registry.names();
     const rows = entries.map((entry): CsvValue[] => [
       entry.phone,
       entry.reference,
       ...answerColumns.map((column) => entry.result?.[column]),
       entry.error?.code,
       entry.error?.message,
+      ...provenanceCells(entry.result ? entry.answeredBy : null, checks),
     ]);
-    return toCsv(['phone', 'reference', ...answerColumns, 'error_code', 'error_message'], rows);
+    return toCsv(['phone', 'reference', ...answerColumns, 'error_code', 'error_message', ...provenanceColumns(checks)], rows);
   }
 
   /** The customer deletes a completed job's entries early (docs/privacy.md); the job, its counts and charges stay. */

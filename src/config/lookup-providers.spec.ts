@@ -81,20 +81,21 @@ describe('LOOKUP_ROUTING', () => {
   const providers = { LOOKUP_PROVIDERS: 'a,b', A_ADAPTER: 'sandbox', B_ADAPTER: 'sandbox' };
 
   it('reads per-check orders, calling-code rules and the residency list', () => {
-    const routing = { checks: { line_type: ['b'] }, countries: { '1': ['b', 'a'] }, residency: { '49': ['a'] } };
+    const routing = { checks: { line_type: ['b'] }, countries: { '1': ['b', 'a'], CA: ['a'] }, residency: { '49': ['a'], US: ['b'] } };
     const config = new AppConfig(validateEnvironment({ ...providers, LOOKUP_ROUTING: JSON.stringify(routing) }), 'postgres://x');
     expect(config.provider.routing).toEqual(routing);
   });
 
   it('names every mistake, one line each', () => {
-    const routing = { checks: { sim_swap: ['a'], line_type: 'a' }, countries: { '+1': ['a'], '44': ['c'] }, extra: {} };
+    const routing = { checks: { sim_swap: ['a'], line_type: 'a' }, countries: { '+1': ['a'], '44': ['c'], XX: ['a'] }, extra: {} };
     expect(() => validateEnvironment({ ...providers, LOOKUP_ROUTING: JSON.stringify(routing) })).toThrow(
       [
         'Invalid configuration:',
         '  - LOOKUP_ROUTING.checks.sim_swap: not a check (network_status, line_type, portability)',
         '  - LOOKUP_ROUTING.checks.line_type: must be a list of provider ids',
         '  - LOOKUP_ROUTING.countries.44: c not in LOOKUP_PROVIDERS',
-        '  - LOOKUP_ROUTING.countries.+1: not a country calling code (1 to 3 digits)',
+        '  - LOOKUP_ROUTING.countries.+1: not a country calling code (1 to 3 digits) or country code (ISO 3166, e.g. CA)',
+        '  - LOOKUP_ROUTING.countries.XX: not a country calling code (1 to 3 digits) or country code (ISO 3166, e.g. CA)',
         '  - LOOKUP_ROUTING.extra: unknown (checks, countries, residency)',
       ].join('\n'),
     );

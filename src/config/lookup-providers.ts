@@ -1,12 +1,13 @@
+import { isSupportedCountry } from 'libphonenumber-js/max';
 
 /**
  * Where each check of a number may go, and in which order (LOOKUP_ROUTING, docs/operations.md):
- * - `countries`: per country calling code (the E.164 digits it starts with, e.g. "1", "44"), the
- *   providers to ask first (the others follow in their usual order);
+ * - `countries`: per country (ISO 3166 code, e.g. "CA") or country calling code (the E.164 digits it
+ *   starts with, e.g. "1", "44"), the providers to ask first (the others follow in their usual order);
  * - `checks`: per check, the usual order (default: LOOKUP_PROVIDERS' order);
- * - `residency`: per calling code, the only providers a number of it may be sent to (a data-residency
- *   allow-list); a number with none allowed is not sent anywhere.
- * The longest matching calling code wins for `countries` and `residency`.
+ * - `residency`: per country or calling code, the only providers a number of it may be sent to (a
+ *   data-residency allow-list); a number with none allowed is not sent anywhere.
+ * For `countries` and `residency`, the number's country wins, then the longest matching calling code.
  */
 export interface RoutingRules {
   checks: Partial<Record<string, string[]>>;
@@ -97,8 +98,8 @@ function isHttpUrl(text: string): boolean {
 }
 
 /**
- * LOOKUP_ROUTING: JSON `{ "checks": { "<check>": [ids] }, "countries": { "<calling code>": [ids] },
- * "residency": { "<calling code>": [ids] } }`, every part optional (src/provider/routing.ts says what
+ * LOOKUP_ROUTING: JSON `{ "checks": { "<check>": [ids] }, "countries": { "<calling code or country>": [ids] },
+ * "residency": { "<calling code or country>": [ids] } }`, every part optional (src/provider/routing.ts says what
  * each does). Every id must be one of LOOKUP_PROVIDERS; problems one line each.
  */
 export function parseLookupRouting(text: string, ids: readonly string[], checks: readonly string[]): { rules: RoutingRules; problems: string[] } {
@@ -122,8 +123,8 @@ export function parseLookupRouting(text: string, ids: readonly string[], checks:
     }
     for (const [key, list] of Object.entries(value as Record<string, unknown>)) {
       const where = `LOOKUP_ROUTING.${part}.${key}`;
-      if (part === 'checks' ? !checks.includes(key) : !/^\d{1,3}$/.test(key)) {
-        problems.push(`  - ${where}: ${part === 'checks' ? `not a check (${checks.join(', ')})` : 'not a country calling code (1 to 3 digits)'}`);
+      if (part === 'checks' ? !checks.includes(key) : !/^\d{1,3}$/.test(key) && !isSupportedCountry(key)) {
+        problems.push(`  - ${where}: ${part === 'checks' ? `not a check (${checks.join(', ')})` : 'not a country calling code (1 to 3 digits) or country code (ISO 3166, e.g. CA)'}`);
         continue;
       }
       if (!Array.isArray(list) || list.some((id) => typeof id !== 'string')) {

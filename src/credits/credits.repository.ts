@@ -5,6 +5,7 @@ import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/
 import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
 import { FreshQuery, onFreshConnection } from '../database/fresh-connection';
 import { preparedQuery } from '../database/prepared-query';
+import type { StoredProvenance } from '../checks/provenance';
 import { LedgerEntryType } from './ledger-entry.entity';
 import { ASYNC_COMMIT, CHARGE_DAY, CHARGE_STATEMENT, ChargeRow, DAILY_CAP, GIVE_BACK, IDEMPOTENT_CHARGE_INDEX, lowBalanceAlert, SPENT_TODAY } from './ledger-sql';
 
@@ -21,6 +22,14 @@ export interface ChargeDetails {
   idempotencyKeyId?: string | null;
   /** The answer is known before the charge (a cache hit, no upstream needed): written settled. */
   settled?: boolean;
+  /** With `settled`: which provider answered each check and when (the cached answers'), kept on the row. */
+  answeredBy?: StoredProvenance | null;
+}
+
+/** An answered call's settle: its charge, and which provider answered each check and when (null: none was asked). */
+export interface SettleRequest {
+  chargeId: string;
+  answeredBy: StoredProvenance | null;
 }
 
 /** Why a charge was refused: the balance, or the daily spending cap (a top-up would not help). */
@@ -53,6 +62,8 @@ export interface LedgerRow {
   balanceAfter: number;
   phone: string | null;
   source: string | null;
+  /** A CHARGE's provenance (null for other rows, refunded charges, and calls that asked no provider). */
+  answeredBy: StoredProvenance | null;
   createdAt: Date;
 }
 
@@ -136,7 +147,7 @@ export class CreditsRepository {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v1', CHARGE_STATEMENT, values);
+        const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v2', CHARGE_STATEMENT, values);
         return await this.chargeOnce(prepared, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
         if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
@@ -162,6 +173,7 @@ export class CreditsRepository {
         calls.map((c) => c.idempotencyKeyId ?? null),
         calls.map((c) => c.settled === true),
         deadline,
+        calls.map((c) => (c.settled && c.answeredBy ? JSON.stringify(c.answeredBy) : null)),
       ],
     );
     if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
@@ -262,15 +274,19 @@ export class CreditsRepository {
   }
 
   /**
-   * Calls that answered: their charges are final. Returns the ids settled by this statement; a charge
-   * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound).
+   * Calls that answered: their charges are final, each with its provenance (which provider answered each
+   * check and when) written by the same statement. Returns the ids settled by this statement; a charge
+   * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound). The
+   * provenance is our own JSON (JSON.stringify of provider ids and ISO times): it cannot fail the cast.
    */
-  async settleMany(chargeIds: string[]): Promise<Set<string>> {
+  async settleMany(settles: SettleRequest[]): Promise<Set<string>> {
     const rows = await preparedQuery<{ id: string }>(
       this.db,
-      'phone_filter_settle_v1',
-      `UPDATE ledger_entries SET settled_at = now() WHERE id = ANY($1::bigint[]) AND settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING id`,
-      [chargeIds],
+      'phone_filter_settle_v2',
+      `UPDATE ledger_entries l SET settled_at = now(), answered_by = s.answered_by
+         FROM unnest($1::bigint[], $2::json[]) AS s(id, answered_by)
+        WHERE l.id = s.id AND l.settled_at IS NULL AND ${ASYNC_COMMIT} RETURNING l.id`,
+      [settles.map((settle) => settle.chargeId), settles.map((settle) => (settle.answeredBy ? JSON.stringify(settle.answeredBy) : null))],
     );
     return new Set(rows.map((row) => String(row.id)));
   }
@@ -389,7 +405,7 @@ export class CreditsRepository {
   /** Newest first, keyset-paginated on the id. */
   async page(accountId: string, limit: number, beforeId: string | undefined): Promise<LedgerRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
-      `SELECT id, type, amount, balance_after, phone, source, created_at FROM ledger_entries
+      `SELECT id, type, amount, balance_after, phone, source, answered_by, created_at FROM ledger_entries
         WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
         ORDER BY id DESC LIMIT $3`,
       [accountId, beforeId ?? null, limit],
@@ -401,6 +417,7 @@ export class CreditsRepository {
       balanceAfter: Number(row.balance_after),
       phone: row.phone as string | null,
       source: row.source as string | null,
+      answeredBy: (row.answered_by as StoredProvenance | null) ?? null,
       createdAt: row.created_at as Date,
     }));
   }
@@ -449,7 +466,7 @@ export function refundStatement(condition: string, commit: RefundCommit): string
            UPDATE accounts a SET balance = a.balance + charge.amount, ${GIVE_BACK('charge.amount')} FROM charge
             WHERE a.id = charge.account_id RETURNING a.id AS account_id, a.balance),
          settled AS (
-           UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
+           UPDATE ledger_entries SET settled_at = now(), idempotency_key_id = NULL, answered_by = NULL WHERE id IN (SELECT id FROM charge) RETURNING id)
          INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, refund_of, phone, source, reason, settled_at)
          SELECT credit.account_id, 'REFUND', charge.amount, credit.balance, 'refund:' || charge.id, charge.id,
                 charge.phone, charge.source, $2, now()

@@ -8,6 +8,7 @@ import { PendingGiveBacks } from './pending-give-backs';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { UsagePageDto } from './dto/usage.dto';
+import { showProvenance, type StoredProvenance } from '../checks/provenance';
 
 export const ANSWER_NOT_RECORDED =
   'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
@@ -180,9 +181,11 @@ export class CreditsService {
    * SettlementBatcher). Throws 503 SERVICE_UNAVAILABLE when it cannot be made final: the statement
    * failed and the charge was given back, or it was refunded already. A failed settle may have
    * committed with only its reply lost: the outcome is then resolved, never guessed (resolveLostSettle).
+   * `answeredBy`: which provider answered each check and when, kept on the charge by the settle itself
+   * (a settle resolved after a lost reply keeps what it wrote, or nothing: the answer is not failed for it).
    */
-  async settle(chargeId: string): Promise<void> {
-    const settled = await this.settlements.settle(chargeId).catch((error: Error) => this.resolveLostSettle(chargeId, error));
+  async settle(chargeId: string, answeredBy: StoredProvenance | null = null): Promise<void> {
+    const settled = await this.settlements.settle(chargeId, answeredBy).catch((error: Error) => this.resolveLostSettle(chargeId, error));
     if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
   }
 
@@ -316,6 +319,7 @@ export class CreditsService {
         balance_after: entry.balanceAfter,
         phone: entry.phone,
         source: entry.source,
+        answered_by: entry.type === 'CHARGE' ? showProvenance(entry.answeredBy) : null,
         created_at: entry.createdAt.toISOString(),
       })),
       next_cursor: page.nextCursor,

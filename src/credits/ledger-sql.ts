@@ -70,14 +70,15 @@ export interface ChargeRow {
 
 /**
  * The charge of a batch of calls of one account at one price (CreditsRepository.chargeMany): $1 account,
- * $2 cost, $3-$7 the calls (reference, phone, source, Idempotency-Key id, settled), $8 the deadline.
+ * $2 cost, $3-$7 the calls (reference, phone, source, Idempotency-Key id, settled), $8 the deadline, $9 each
+ * call's provenance (src/checks/provenance.ts; null but for a call charged settled with its answer known).
  */
 export const CHARGE_STATEMENT = `WITH account AS (
          SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
-         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[]) WITH ORDINALITY
-                    AS c(reference, phone, source, key_id, settled, ordinal)),
+         SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[], $9::json[]) WITH ORDINALITY
+                    AS c(reference, phone, source, key_id, settled, answered_by, ordinal)),
        eligible AS (
          SELECT c.*, row_number() OVER (ORDER BY c.ordinal) AS rank FROM call c
           WHERE c.key_id IS NULL
@@ -94,9 +95,9 @@ export const CHARGE_STATEMENT = `WITH account AS (
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
        ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
        written AS (
-         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at)
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at, answered_by)
          SELECT debit.id, 'CHARGE', -$2::bigint, a.balance_after, a.reference, a.phone, a.source, a.key_id,
-                CASE WHEN a.settled THEN now() END
+                CASE WHEN a.settled THEN now() END, a.answered_by
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
        SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,

@@ -3,6 +3,7 @@ import { AppError } from '../common/errors';
 import { shutdownStep } from '../common/shutdown-steps';
 import { withTimeout } from '../common/timeout';
 import { CHARGE_STATEMENT_TIMEOUT_MS } from './charge-batcher';
+import type { StoredProvenance } from '../checks/provenance';
 import { CreditsRepository } from './credits.repository';
 
 /** Most settles one statement carries. */
@@ -10,6 +11,7 @@ const MAX_BATCH = 500;
 
 interface QueuedSettle {
   chargeId: string;
+  answeredBy: StoredProvenance | null;
   resolve: (settled: boolean) => void;
   reject: (error: unknown) => void;
 }
@@ -34,10 +36,11 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
   /**
    * Resolves once the statement has run: true when it settled the charge, false when the charge was
    * refunded before (then the call must not be answered as charged). Rejects when the statement failed.
+   * `answeredBy` (which provider answered each check, and when) is written by the same statement.
    */
-  settle(chargeId: string): Promise<boolean> {
+  settle(chargeId: string, answeredBy: StoredProvenance | null = null): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ chargeId, resolve, reject });
+      this.pending.push({ chargeId, answeredBy, resolve, reject });
       this.draining ??= new Promise<void>((started) => setImmediate(started)).then(() => this.drain());
     });
   }
@@ -55,7 +58,7 @@ export class SettlementBatcher implements BeforeApplicationShutdown {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, MAX_BATCH);
       try {
-        const statement = this.credits.settleMany(batch.map((call) => call.chargeId));
+        const statement = this.credits.settleMany(batch.map(({ chargeId, answeredBy }) => ({ chargeId, answeredBy })));
         const settled = await withTimeout(statement, this.timeoutMs, settleTimedOut);
         for (const call of batch) call.resolve(settled.has(call.chargeId));
       } catch (error) {

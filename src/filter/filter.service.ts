@@ -4,6 +4,7 @@ import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { PhoneAnswerDto } from '../checks/phone-answer.dto';
+import { provenanceOf, type StoredProvenance } from '../checks/provenance';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
@@ -69,18 +70,22 @@ export class FilterService {
     const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
     const cached = await this.lookups.lookUpCached(e164, checks, freshness);
     if (cached.report) {
-      await this.credits.charge(accountId, cost, { ...details, settled: true });
+      // Provenance (which provider answered each check, when) goes with the charge: the cached answers keep theirs.
+      await this.credits.charge(accountId, cost, { ...details, settled: true, answeredBy: provenanceOf(cached.report.answers) });
       return this.registry.toPhoneAnswer(cached.report);
     }
     const charge = await this.credits.charge(accountId, cost, details);
     let result: PhoneAnswerDto;
+    let answeredBy: StoredProvenance | null;
     try {
-      result = this.registry.toPhoneAnswer(await this.lookups.lookUp(e164, checks, { ...freshness, known: cached.known }));
+      const report = await this.lookups.lookUp(e164, checks, { ...freshness, known: cached.known });
+      result = this.registry.toPhoneAnswer(report);
+      answeredBy = provenanceOf(report.answers);
     } catch (error) {
       await this.credits.refundFailedCall(charge.id, error instanceof AppError ? error.code : 'lookup failed');
       throw error;
     }
-    await this.credits.settle(charge.id);
+    await this.credits.settle(charge.id, answeredBy);
     return result;
   }
 }

@@ -26,4 +26,11 @@ describe('routeFor', () => {
     expect(routeFor(nested, PROVIDERS, 'network_status', '+447400123456')[0]).toBe('backup');
     expect(routeFor(nested, PROVIDERS, 'network_status', '+4915112345678')[0]).toBe('third');
   });
+
+  it('a country (ISO 3166) rule wins over its shared calling code: +1 is the US and Canada', () => {
+    const shared: RoutingRules = { checks: {}, countries: { '1': ['third'], CA: ['backup'] }, residency: { '1': ['hlr-lookups', 'third'], CA: ['backup'] } };
+    // +1 416 (Toronto) is Canada: only the backup may have it; +1 202 (Washington) keeps the +1 rules.
+    expect(routeFor(shared, PROVIDERS, 'network_status', '+14165550123')).toEqual(['backup']);
+    expect(routeFor(shared, PROVIDERS, 'network_status', '+12025550123')).toEqual(['third', 'hlr-lookups']);
+  });
 });

@@ -1,3 +1,4 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import type { RoutingRules } from '../config/lookup-providers';
 
 export type { RoutingRules };
@@ -20,10 +21,20 @@ function orderedBy(preferred: readonly string[], all: readonly string[]): string
   return [...head, ...all.filter((id) => !head.includes(id))];
 }
 
+/**
+ * The rule of a number: its region's (ISO 3166 code such as "CA", when the table has one: a calling code
+ * such as +1 is shared by several countries), else its longest matching calling code's.
+ */
 function longestMatch(table: Record<string, string[]>, e164: string): string[] | undefined {
+  const region = hasRegionKeys(table) ? parsePhoneNumberFromString(e164)?.country : undefined;
+  if (region !== undefined && table[region] !== undefined) return table[region];
   const digits = e164.replace(/^\+/, '');
   const code = Object.keys(table)
     .filter((prefix) => digits.startsWith(prefix))
     .sort((a, b) => b.length - a.length)[0];
   return code === undefined ? undefined : table[code];
+}
+
+function hasRegionKeys(table: Record<string, string[]>): boolean {
+  return Object.keys(table).some((key) => /^[A-Z]{2}$/.test(key));
 }

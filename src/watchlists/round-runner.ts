@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
+import { provenanceOf } from '../checks/provenance';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
@@ -225,8 +226,14 @@ export class RoundRunner {
           // The lease is gone: another worker may be looking this number up now.
           if (state.lost) return;
           try {
-            const result = this.registry.toReportedAnswer(await this.lookups.lookUp(entry.phone, checks, { maxAgeSeconds: 0, lane: 'batch' }));
-            outcome.answered.push({ id: entry.id, result, changes: this.watchRules.changesBetween(entry.last, { result, checks }) });
+            const report = await this.lookups.lookUp(entry.phone, checks, { maxAgeSeconds: 0, lane: 'batch' });
+            const result = this.registry.toReportedAnswer(report);
+            const answeredBy = provenanceOf(report.answers);
+            // Each change carries the origin of its new value: the provider and time of the check that produced the field.
+            const changes = this.watchRules
+              .changesBetween(entry.last, { result, checks })
+              .map((change) => ({ ...change, answeredBy: answeredBy?.[this.registry.sourceOf(change.field, checks) ?? ''] ?? null }));
+            outcome.answered.push({ id: entry.id, result, answeredBy, changes });
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
             outcome.failed.push(entry.id);

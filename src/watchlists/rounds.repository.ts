@@ -5,6 +5,7 @@ import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/
 import type { EnabledChecks } from '../checks/checks';
 import type { ChargeRefusal } from '../credits/credits.repository';
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import type { StoredProvenance } from '../checks/provenance';
 import type { PausedStatus } from './watchlist-rows';
 import { AnswerWithChecks, FieldChange, nextCheckAt, WatchInterval } from './watch-rules';
 
@@ -30,8 +31,12 @@ export interface PendingEntry {
   chargeId: string | null;
 }
 
+/** A change found by a round, with the origin (provider, observation time) of the new answer of the field's check. */
+export type FoundChange = FieldChange & { answeredBy: StoredProvenance[string] | null };
+
 export interface RoundOutcome {
-  answered: Array<{ id: string; result: ReportedAnswer; changes: FieldChange[] }>;
+  /** Each answer with which provider answered each check and when (null when none was asked), and the changes it made. */
+  answered: Array<{ id: string; result: ReportedAnswer; answeredBy: StoredProvenance | null; changes: FoundChange[] }>;
   failed: string[];
 }
 
@@ -182,21 +187,29 @@ export class RoundsRepository {
     {
       await holdLease(em, lease);
       const [written]: [Array<{ id: string; phone: string }>] = await em.query(
-        `UPDATE watchlist_entries e SET last_result = a.result, last_checks = $4, last_error = NULL, checked_round = $1, checked_at = now()
-           FROM unnest($2::bigint[], $3::jsonb[]) AS a(id, result)
+        `UPDATE watchlist_entries e SET last_result = a.result, last_answered_by = a.answered_by, last_checks = $4, last_error = NULL,
+                checked_round = $1, checked_at = now()
+           FROM unnest($2::bigint[], $3::jsonb[], $5::json[]) AS a(id, result, answered_by)
           WHERE e.id = a.id AND e.checked_round < $1 RETURNING e.id::text, e.phone`,
-        [round, outcome.answered.map((a) => a.id), outcome.answered.map((a) => JSON.stringify(a.result)), JSON.stringify(checks)],
+        [
+          round,
+          outcome.answered.map((a) => a.id),
+          outcome.answered.map((a) => JSON.stringify(a.result)),
+          JSON.stringify(checks),
+          outcome.answered.map((a) => (a.answeredBy ? JSON.stringify(a.answeredBy) : null)),
+        ],
       );
       const phones = new Map(written.map((row) => [row.id, row.phone]));
       const changes = outcome.answered.filter((a) => phones.has(a.id)).flatMap((a) => a.changes.map((c) => ({ ...c, id: a.id, phone: phones.get(a.id)! })));
       if (changes.length > 0) {
         await em.query(
-          `INSERT INTO watchlist_changes (watchlist_id, entry_id, round, phone, field, before, after)
-           SELECT $1, c.entry_id, $2, c.phone, c.field, c.before, c.after
-             FROM unnest($3::bigint[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[]) AS c(entry_id, phone, field, before, after)
+          `INSERT INTO watchlist_changes (watchlist_id, entry_id, round, phone, field, before, after, answered_by)
+           SELECT $1, c.entry_id, $2, c.phone, c.field, c.before, c.after, c.answered_by
+             FROM unnest($3::bigint[], $4::text[], $5::text[], $6::jsonb[], $7::jsonb[], $8::json[]) AS c(entry_id, phone, field, before, after, answered_by)
            ON CONFLICT (entry_id, round, field) DO NOTHING`,
           [watchlistId, round, changes.map((c) => c.id), changes.map((c) => c.phone), changes.map((c) => c.field),
-            changes.map((c) => JSON.stringify(c.before)), changes.map((c) => JSON.stringify(c.after))],
+            changes.map((c) => JSON.stringify(c.before)), changes.map((c) => JSON.stringify(c.after)),
+            changes.map((c) => (c.answeredBy ? JSON.stringify(c.answeredBy) : null))],
         );
       }
       const [failed]: [Array<{ charge_id: string }>] = await em.query(

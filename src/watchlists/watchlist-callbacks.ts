@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { showOrigin } from '../checks/provenance';
 import { EventsService } from '../webhooks/events.service';
 import type { PausedStatus } from './watchlist-rows';
 import { WatchlistsRepository } from './watchlists.repository';
@@ -29,7 +30,15 @@ export class WatchlistCallbacks {
       event: 'watchlist.changes',
       watchlist_id: watchlistId,
       round,
-      changes: changes.map((c) => ({ phone: c.phone, reference: c.reference, field: c.field, before: c.before, after: c.after, detected_at: c.detectedAt.toISOString() })),
+      changes: changes.map((c) => ({
+        phone: c.phone,
+        reference: c.reference,
+        field: c.field,
+        before: c.before,
+        after: c.after,
+        answered_by: showOrigin(c.answeredBy),
+        detected_at: c.detectedAt.toISOString(),
+      })),
     };
     await this.outbox.callback(accountId, 'watchlist.changes', callbackUrl, body, `${watchlistKeyPrefix(watchlistId)}changes:${round}`);
   }

@@ -1,4 +1,5 @@
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import type { StoredProvenance } from '../checks/provenance';
 import type { WatchedField, WatchInterval } from './watch-rules';
 
 /** The rows of watchlists and their rounds, entries and changes, as the repositories map them. */
@@ -37,6 +38,8 @@ export interface EntryRow {
   phone: string;
   reference: string | null;
   result: ReportedAnswer | null;
+  /** Which provider answered each check of `result`, and when (null before the first answer, or for answers kept before it was). */
+  answeredBy: StoredProvenance | null;
   error: string | null;
   checkedAt: Date | null;
 }
@@ -48,6 +51,8 @@ export interface ChangeRow {
   field: WatchedField;
   before: string | boolean | null;
   after: string | boolean | null;
+  /** The provider that gave the new value (its check's answer) and when; null for changes found before it was kept. */
+  answeredBy: StoredProvenance[string] | null;
   round: number;
   detectedAt: Date;
 }
@@ -90,6 +95,7 @@ export function toChange(row: Record<string, unknown>): ChangeRow {
     field: row.field as WatchedField,
     before: row.before as string | boolean | null,
     after: row.after as string | boolean | null,
+    answeredBy: (row.answered_by as StoredProvenance[string] | null) ?? null,
     round: Number(row.round),
     detectedAt: row.detected_at as Date,
   };

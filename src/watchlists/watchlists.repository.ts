@@ -5,6 +5,7 @@ import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/
 import { AppError } from '../common/errors';
 import { isUniqueViolation } from '../common/unique-violation';
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import type { StoredProvenance } from '../checks/provenance';
 import type { WatchInterval } from './watch-rules';
 import { ChangeRow, EntryRow, RoundRow, StoredStatus, toChange, toRound, toWatchlist, Watchlist } from './watchlist-rows';
 
@@ -105,7 +106,7 @@ export class WatchlistsRepository {
 
   async entries(watchlistId: string, limit: number, beforeId: string | undefined): Promise<EntryRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
-      `SELECT id, phone, reference, last_result, last_error, checked_at FROM watchlist_entries
+      `SELECT id, phone, reference, last_result, last_answered_by, last_error, checked_at FROM watchlist_entries
         WHERE watchlist_id = $1 AND removed_at IS NULL AND ($2::bigint IS NULL OR id < $2::bigint)
         ORDER BY id DESC LIMIT $3`,
       [watchlistId, beforeId ?? null, limit],
@@ -115,6 +116,7 @@ export class WatchlistsRepository {
       phone: row.phone as string,
       reference: row.reference as string | null,
       result: row.last_result as ReportedAnswer | null,
+      answeredBy: (row.last_answered_by as StoredProvenance | null) ?? null,
       error: row.last_error as string | null,
       checkedAt: row.checked_at as Date | null,
     }));
@@ -122,7 +124,7 @@ export class WatchlistsRepository {
 
   async changes(watchlistId: string, since: Date | undefined, limit: number, beforeId: string | undefined): Promise<ChangeRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
-      `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.round, c.detected_at
+      `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.answered_by, c.round, c.detected_at
          FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id
         WHERE c.watchlist_id = $1 AND ($2::timestamptz IS NULL OR c.detected_at >= $2) AND ($3::bigint IS NULL OR c.id < $3::bigint)
         ORDER BY c.id DESC LIMIT $4`,
@@ -134,7 +136,7 @@ export class WatchlistsRepository {
   /** The changes of one round, for its callback. */
   async changesOfRound(watchlistId: string, round: number): Promise<ChangeRow[]> {
     const rows: Array<Record<string, unknown>> = await this.txHost.tx.query(
-      `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.round, c.detected_at
+      `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.answered_by, c.round, c.detected_at
          FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id
         WHERE c.watchlist_id = $1 AND c.round = $2 ORDER BY c.id`,
       [watchlistId, round],

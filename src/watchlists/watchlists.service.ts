@@ -1,3 +1,4 @@
+import { showOrigin, showProvenance } from '../checks/provenance';
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AccountsService } from '../accounts/accounts.service';
@@ -110,7 +111,14 @@ export class WatchlistsService {
     const page = await keysetPage('we', limit, cursor, (rows, before) => this.watchlists.entries(watchlist.id, rows, before), (e) => e.id);
     return {
       ...summary(watchlist, lastRound),
-      entries: page.rows.map((e) => ({ phone: e.phone, reference: e.reference, result: e.result, error: e.error, checked_at: e.checkedAt?.toISOString() ?? null })),
+      entries: page.rows.map((e) => ({
+        phone: e.phone,
+        reference: e.reference,
+        result: e.result,
+        answered_by: e.result ? showProvenance(e.answeredBy) : null,
+        error: e.error,
+        checked_at: e.checkedAt?.toISOString() ?? null,
+      })),
       next_cursor: page.nextCursor,
     };
   }
@@ -183,7 +191,8 @@ export class WatchlistsService {
     const page = await keysetPage('wc', limit, cursor, (rows, before) => this.watchlists.changes(watchlist.id, since ? new Date(since) : undefined, rows, before), (c) => c.id);
     return {
       changes: page.rows.map((c) => ({
-        phone: c.phone, reference: c.reference, field: c.field, before: c.before, after: c.after, round: c.round, detected_at: c.detectedAt.toISOString(),
+        phone: c.phone, reference: c.reference, field: c.field, before: c.before, after: c.after, answered_by: showOrigin(c.answeredBy), round: c.round,
+        detected_at: c.detectedAt.toISOString(),
       })),
       next_cursor: page.nextCursor,
     };

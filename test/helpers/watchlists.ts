@@ -9,7 +9,14 @@ export interface WatchlistBody {
   status: string;
   total: number;
   last_round: { round: number; status: string; checked: number; failed: number; changes: number } | null;
-  entries: Array<{ phone: string; reference: string | null; result: Record<string, unknown> | null; error: string | null; checked_at: string | null }>;
+  entries: Array<{
+    phone: string;
+    reference: string | null;
+    result: Record<string, unknown> | null;
+    answered_by?: Record<string, { provider: string; observed_at: string }> | null;
+    error: string | null;
+    checked_at: string | null;
+  }>;
   [key: string]: unknown;
 }
 

@@ -4,6 +4,7 @@ import { MAX_AGE_CEILING } from '../../common/cache-control';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { SOURCE_MESSAGE, SOURCE_PATTERN } from '../../common/source';
 import { PhoneAnswerDto, type ReportedAnswer } from '../../checks/phone-answer.dto';
+import { answeredBySchema, type AnsweredBy } from '../../checks/provenance';
 import { BulkEntryInput, entryProblem, MAX_REFERENCE_LENGTH, REFERENCE_RULE } from '../entry-input';
 
 export const MAX_BULK_ENTRIES = 1000;
@@ -125,6 +126,15 @@ export class BulkEntryDto {
   @ApiPropertyOptional({ type: PhoneAnswerDto, description: 'The six fields, as POST /api/v1/filter answers them.' })
   result?: ReportedAnswer;
 
+  @ApiPropertyOptional(
+    answeredBySchema(
+      'With `result`: which provider answered each enabled check and when it observed the number, by check (a cached answer keeps ' +
+        'its original provider and time; with several providers, checks of one number may come from different ones). null for a number ' +
+        'invalid for its plan (no provider was asked) and for entries answered before this field existed. Not in POST /api/v1/filter\'s answer.',
+    ),
+  )
+  answered_by?: AnsweredBy | null;
+
   @ApiPropertyOptional({ type: BulkEntryErrorDto, description: 'INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded).' })
   error?: BulkEntryErrorDto;
 }
@@ -155,7 +165,12 @@ export class BulkJobDto {
   @ApiProperty({
     type: [BulkEntryDto],
     example: [
-      { phone: '+447400123456', reference: 'crm-contact-1842', result: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false } },
+      {
+        phone: '+447400123456',
+        reference: 'crm-contact-1842',
+        result: { country: 'GB', valid: true, status: 'CONNECTED', carrier: 'Three', line_type: 'MOBILE', is_ported: false },
+        answered_by: { network_status: { provider: 'hlr-lookups', observed_at: '2026-11-22T10:00:01.000Z' } },
+      },
       { phone: '12345', error: { code: 'INVALID_REQUEST', message: 'phone must be in E.164 format, e.g. +14155552671.' } },
       { phone: '+447400120003', error: { code: 'PROVIDER_UNAVAILABLE', message: 'The lookup network is unavailable right now. The credits for this entry are refunded.' } },
     ],

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, IsUrl, MaxLength, ValidateBy, ValidationArguments, ValidateIf } from 'class-validator';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { PhoneAnswerDto, type ReportedAnswer } from '../../checks/phone-answer.dto';
+import { answeredBySchema, CheckProvenanceDto, type AnsweredBy } from '../../checks/provenance';
 import { WATCH_INTERVALS, type WatchedField, type WatchInterval } from '../watch-rules';
 import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
 import { CheckRegistry } from '../../checks/check-registry';
@@ -43,6 +44,7 @@ const CHANGE_EXAMPLE = {
   field: 'status',
   before: 'CONNECTED',
   after: 'ABSENT',
+  answered_by: { provider: 'hlr-lookups', observed_at: '2026-11-23T05:00:00.912Z' },
   round: 2,
   detected_at: '2026-11-23T05:00:01.000Z',
 };
@@ -205,6 +207,13 @@ export class WatchlistEntryDto {
   @ApiProperty({ example: 'contact-2', nullable: true, type: String }) reference: string | null;
   @ApiProperty({ type: PhoneAnswerDto, nullable: true, description: 'The last answer (null until the first round has checked it).' })
   result: ReportedAnswer | null;
+  @ApiProperty(
+    answeredBySchema(
+      'Which provider answered each enabled check of `result` and when it observed the number, by check (with several providers, checks ' +
+        'may come from different ones). null until the first answer, for a number invalid for its plan (no provider was asked), and for answers kept before this field existed.',
+    ),
+  )
+  answered_by: AnsweredBy | null;
   @ApiProperty({ example: null, nullable: true, type: String, description: 'PROVIDER_UNAVAILABLE when the last lookup failed (refunded; `result` is the one before).' })
   error: string | null;
   @ApiProperty({ example: '2026-11-23T05:00:01.000Z', nullable: true, type: String }) checked_at: string | null;
@@ -213,7 +222,7 @@ export class WatchlistEntryDto {
 export class WatchlistDto extends WatchlistSummaryDto {
   @ApiProperty({
     type: [WatchlistEntryDto],
-    example: [{ phone: '+447400120005', reference: 'contact-2', result: { country: 'GB', valid: false, status: 'ABSENT', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false }, error: null, checked_at: '2026-11-23T05:00:01.000Z' }],
+    example: [{ phone: '+447400120005', reference: 'contact-2', result: { country: 'GB', valid: false, status: 'ABSENT', carrier: 'Three', line_type: 'UNKNOWN', is_ported: false }, answered_by: { network_status: { provider: 'hlr-lookups', observed_at: '2026-11-23T05:00:00.912Z' } }, error: null, checked_at: '2026-11-23T05:00:01.000Z' }],
     description: 'The watched numbers, newest first, one page (limit, cursor).',
   })
   entries: WatchlistEntryDto[];
@@ -236,6 +245,12 @@ export class WatchlistChangeDto {
   before: string | number | boolean | null;
   @ApiProperty({ example: 'ABSENT', anyOf: [{ type: 'string', nullable: true }, { type: 'number', nullable: true }, { type: 'boolean', nullable: true }] })
   after: string | number | boolean | null;
+  @ApiProperty({
+    type: CheckProvenanceDto,
+    nullable: true,
+    description: 'The origin of `after`: the provider that answered the check producing this field in that round, and when. null for changes found before this field existed.',
+  })
+  answered_by: CheckProvenanceDto | null;
   @ApiProperty({ example: 2 }) round: number;
   @ApiProperty({ example: '2026-11-23T05:00:01.000Z' }) detected_at: string;
 }
