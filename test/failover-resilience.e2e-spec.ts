@@ -10,6 +10,11 @@ import { CHECKS_BOTH_UPSTREAMS_OFFER, startProviderModule, twoUpstreamsEnv } fro
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const BOTH = { network_status: true, line_type: true, portability: false };
+/**
+ * How long an opened breaker refuses before its half-open trial: long enough that "both open" still
+ * holds a few requests later on a busy CI machine (300 ms did not), short enough to wait for.
+ */
+const HALF_OPEN_MS = 1500;
 
 /** Both simulators, the app in front of them (LOOKUP_PROVIDERS=primary,backup) and an account asking the checks both offer. */
 async function startFailoverApp(extra: Record<string, string>, faults: { slowMs?: number } = {}) {
@@ -41,7 +46,7 @@ describe('failover: an opened breaker gets its half-open trial and closes again'
   const fresh = () => distinctNumbers(1, block++)[0];
 
   beforeAll(async () => {
-    app = await startFailoverApp({ PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: '300' });
+    app = await startFailoverApp({ PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) });
     ({ primary, backup, t, account } = app);
   });
   afterAll(() => app?.close());
@@ -59,7 +64,7 @@ describe('failover: an opened breaker gets its half-open trial and closes again'
   /** Calls (each after the half-open delay) until one answers `status`; the number of calls it took, or -1. */
   const callUntil = async (status: number, tries = 20) => {
     for (let i = 1; i <= tries; i++) {
-      await sleep(350);
+      await sleep(HALF_OPEN_MS + 50);
       if ((await filter(fresh())).status === status) return i;
     }
     return -1;
@@ -75,10 +80,10 @@ describe('failover: an opened breaker gets its half-open trial and closes again'
     await filter(fresh()).expect(200);
     expect(primary.stats().requests).toBe(0);
 
-    await sleep(350); // past PROVIDER_BREAKER_HALF_OPEN_MS: the next call is the trial
+    await sleep(HALF_OPEN_MS + 50); // past PROVIDER_BREAKER_HALF_OPEN_MS: the next call is the trial
     for (let i = 0; i < 5 && (await circuits()).primary !== 'closed'; i++) {
       await filter(fresh()).expect(200);
-      await sleep(350);
+      await sleep(HALF_OPEN_MS + 50);
     }
     expect((await circuits()).primary).toBe('closed');
     primary.resetStats();
