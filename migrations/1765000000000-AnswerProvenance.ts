@@ -11,11 +11,18 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 export class AnswerProvenance1765000000000 implements MigrationInterface {
   name = 'AnswerProvenance1765000000000';
 
+  /**
+   * Each ALTER waits at most 5 s for its table's lock (a long reader: a backup, a report), then the
+   * migration fails and changes nothing (start it again later) rather than queueing every call behind
+   * it; the ledger, which every paid call writes, is altered last so its lock is held only for its
+   * own instant, never while the others wait.
+   */
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE ledger_entries ADD COLUMN answered_by json`);
+    await q.query(`SET LOCAL lock_timeout = '5s'`);
     await q.query(`ALTER TABLE bulk_entries ADD COLUMN answered_by json`);
     await q.query(`ALTER TABLE watchlist_entries ADD COLUMN last_answered_by json`);
     await q.query(`ALTER TABLE watchlist_changes ADD COLUMN answered_by json`);
+    await q.query(`ALTER TABLE ledger_entries ADD COLUMN answered_by json`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -89,3 +89,18 @@ describe('CheckRegistry, derived from the definitions', () => {
     expect(() => registry.register({ definition: { ...BUILT_IN_CHECKS[0], name: 'Sim-Swap' } })).toThrow(/lower_snake_case/);
   });
 });
+
+describe('CheckRegistry.suppliedBy: which check a field of an answer came from', () => {
+  it('the carrier from portability when network status (a Twilio backup: no carrier) did not know it', () => {
+    const report = valid(all, { ...answers, network_status: record('network_status', { status: 'CONNECTED', carrier: null, status_reason: 'CONNECTED' }) });
+    expect(registry.toPhoneAnswer(report).carrier).toBe('EE');
+    expect(registry.suppliedBy('carrier', report)).toBe('portability'); // sourceOf said network_status
+    expect(registry.suppliedBy('status', report)).toBe('network_status');
+  });
+
+  it('the first enabled check that knew it, and the watching check for a field nobody knew', () => {
+    expect(registry.suppliedBy('carrier', valid(all, answers))).toBe('network_status');
+    const unknown = valid(all, { ...answers, network_status: record('network_status', { status: 'CONNECTED', carrier: null }), portability: record('portability', { is_ported: false, carrier: null }) });
+    expect(registry.suppliedBy('carrier', unknown)).toBe(registry.sourceOf('carrier', all));
+  });
+});

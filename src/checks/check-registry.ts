@@ -143,6 +143,24 @@ export class CheckRegistry {
     return [...shown.filter((field) => all.has(field)), ...[...all].filter((field) => !shown.includes(field))];
   }
 
+  /**
+   * The check whose answer supplied `field` in this report, as toPhoneAnswer fills it: for a field
+   * several checks fill (carrier), the first enabled check that knew it; otherwise the enabled check
+   * that watches it. Where a change's value came from (its provider and time).
+   */
+  suppliedBy(field: string, report: NumberReport): string | undefined {
+    const enabled = this.enabled(report.checks);
+    if ((SHOWN_FIELDS as readonly string[]).includes(field)) {
+      const supplier = enabled.find((check) => {
+        const from = check.shows[field as ShownField];
+        const value = from === undefined ? undefined : report.answers[check.name]?.fields[from];
+        return value !== undefined && value !== null;
+      });
+      if (supplier) return supplier.name;
+    }
+    return enabled.find((check) => check.watches.includes(field))?.name;
+  }
+
   /** The enabled check that produced a watched field of an answer (the first in order), if any. */
   sourceOf(field: string, checks: EnabledChecks): string | undefined {
     return this.enabled(checks).find((check) => check.watches.includes(field))?.name;

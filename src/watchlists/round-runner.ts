@@ -232,7 +232,7 @@ export class RoundRunner {
             // Each change carries the origin of its new value: the provider and time of the check that produced the field.
             const changes = this.watchRules
               .changesBetween(entry.last, { result, checks })
-              .map((change) => ({ ...change, answeredBy: answeredBy?.[this.registry.sourceOf(change.field, checks) ?? ''] ?? null }));
+              .map((change) => ({ ...change, answeredBy: answeredBy?.[this.registry.suppliedBy(change.field, report) ?? ''] ?? null }));
             outcome.answered.push({ id: entry.id, result, answeredBy, changes });
           } catch (error) {
             if (!(error instanceof AppError)) throw error;
