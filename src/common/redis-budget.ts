@@ -38,7 +38,7 @@ export interface RedisBudgetCounters {
   cutShort: number;
   /** Operations not sent at all, the call's allowance being spent already. */
   skipped: number;
-  /** Operations sent although the call's allowance was spent: must stay 0. */
+  /** Operations sent for a call after it had gone on without Redis (its allowance spent): must stay 0. */
   sentAfterBudget: number;
   /** Requests that spent their whole allowance. */
   callsOverBudget: number;
@@ -90,7 +90,10 @@ export class RedisBudget {
     const send = client.sendCommand.bind(client) as (...args: unknown[]) => unknown;
     (client as { sendCommand: (...args: unknown[]) => unknown }).sendCommand = (...args: unknown[]) => {
       const allowance = this.calls.getStore();
-      if (allowance && (allowance.exhausted || allowance.remainingMs <= 0)) this.counters.sentAfterBudget += 1;
+      // Once the call has gone on without Redis (`exhausted`), nothing more may be sent for it. Not by
+      // the clock alone: a command queued in time may leave a moment late (auto-pipelining's next tick,
+      // the rate limiter's end of turn), in the context of whichever call queued first.
+      if (allowance?.exhausted) this.counters.sentAfterBudget += 1;
       return send(...args);
     };
   }
@@ -120,6 +123,7 @@ export class RedisBudget {
     const remainingMs = allowance.remainingMs;
     if (allowance.exhausted || remainingMs <= 0) {
       this.counters.skipped += 1;
+      allowance.exhausted = true;
       return instead();
     }
     allowance.started();
@@ -130,6 +134,7 @@ export class RedisBudget {
     } catch (error) {
       if (error instanceof AllowanceSpentBeforeSending) {
         this.counters.skipped += 1;
+        allowance.exhausted = true;
         return instead();
       }
       if (!(error instanceof BudgetSpent)) {
