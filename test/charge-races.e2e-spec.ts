@@ -59,6 +59,30 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
     });
   });
 
+  it("a settled-at-once charge whose connection broke, but whose statement commits on the server a moment later, is given back (the fault suite's charged 503)", async () => {
+    const account = await createAccount(t, { credits: 100 });
+    const batcher = t.app.get(ChargeBatcher);
+    const repository = t.app.get(CreditsRepository);
+    const chargeMany = repository.chargeMany.bind(repository);
+    let landed: Promise<unknown> = Promise.resolve();
+    // The client sees the connection reset at once; the server runs the statement 300 ms later and commits it.
+    const broken = jest.spyOn(repository, 'chargeMany').mockImplementationOnce(async (...args) => {
+      landed = new Promise((resolve) => setTimeout(resolve, 300)).then(() => chargeMany(...args));
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    });
+    batcher.timeoutMs = 2000;
+    try {
+      const charge = t.app.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'landed-late', settled: true });
+      await expect(charge).rejects.toThrow();
+      await landed;
+      const state = await eventually(() => ledgerState(t.db, account.id, { waitForSettlement: false }), (s) => s.balance === 100, 5000, 100);
+      expect(state).toMatchObject({ balance: 100, ledgerSum: 100, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 } });
+    } finally {
+      broken.mockRestore();
+      batcher.timeoutMs = CHARGE_STATEMENT_TIMEOUT_MS;
+    }
+  });
+
   it('a charge statement that outlives its wait (the account locked elsewhere) answers 503 and never lands later', async () => {
     const account = await createAccount(t, { credits: 100 });
     const batcher = t.app.get(ChargeBatcher);

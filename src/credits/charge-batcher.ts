@@ -27,6 +27,11 @@ export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
  */
 const DEADLINE_MARGIN_MS = 1000;
 
+/** After its deadline, how long a charge statement already running may still take to commit. */
+const LANDING_MARGIN_MS = 2000;
+/** How often a failed statement's charges are looked for until then. */
+const LANDING_POLL_MS = 250;
+
 /**
  * A charge written, refused (for the balance or the daily cap, as the statement decided it: a later
  * read may find either changed by a refund meanwhile), or not made because its Idempotency-Key is
@@ -95,7 +100,7 @@ export class ChargeBatcher {
         }
       } catch (error) {
         for (const call of batch) call.reject(error);
-        this.giveBacks.track(this.giveBackIfLanded(statement, batch));
+        this.giveBacks.track(this.giveBackIfLanded(statement, batch, deadline));
       }
     }
     this.queues.delete(accountId);
@@ -106,15 +111,22 @@ export class ChargeBatcher {
    * outlived the wait) or have committed (only its reply was lost). The sweep refunds what it wrote
    * unsettled; what it wrote settled only this gives back, once the statement's fate is known.
    */
-  private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[]): Promise<void> {
+  private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[], deadline: Date): Promise<void> {
     const references = batch.filter((call) => call.details.settled).map((call) => call.details.reference);
     if (references.length === 0) return;
     await statement.catch(() => undefined);
+    // A statement whose connection broke may still be running on the server and commit a moment
+    // after the client saw the error: "not landed" is final only once its deadline (by which
+    // PostgreSQL refuses to start it) and LANDING_MARGIN_MS for its own run have passed.
+    const finalAfter = deadline.getTime() + LANDING_MARGIN_MS;
     for (const reference of references) {
       for (let attempt = 1; ; attempt++) {
         try {
           if (await this.credits.refundLanded(reference, 'call answered 503: its charge landed late')) {
             this.logger.warn(`Charge ${reference} landed after its call was answered 503: refunded`);
+          } else if (Date.now() < finalAfter) {
+            await new Promise((resolve) => setTimeout(resolve, LANDING_POLL_MS).unref());
+            continue;
           }
           break;
         } catch (error) {
