@@ -279,7 +279,9 @@ export class CreditsRepository {
    * missing from it was refunded meanwhile (by the sweep, should a call outlive its bound). The
    * provenance is our own JSON (JSON.stringify of provider ids and ISO times): it cannot fail the cast.
    */
-  async settleMany(settles: SettleRequest[]): Promise<Set<string>> {
+  async settleMany(unordered: SettleRequest[]): Promise<Set<string>> {
+    // Rows locked in id order, as the sweep's refundAbandoned locks them: the two never deadlock.
+    const settles = [...unordered].sort((a, b) => (BigInt(a.chargeId) < BigInt(b.chargeId) ? -1 : BigInt(a.chargeId) > BigInt(b.chargeId) ? 1 : 0));
     const rows = await preparedQuery<{ id: string }>(
       this.db,
       'phone_filter_settle_v2',
