@@ -10,12 +10,11 @@
  * memory (no REDIS_URL). Each row also says what the primary's attempts did (per-provider metrics).
  * Part of `npm run bench`; alone: `npm run bench:failover`.
  */
+import { benchDatabase, loadAverage, runMain } from './bench-main';
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
-import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { createBenchAccount, Figures, load, WARM_UP_SECONDS } from './service-load';
 import { startChild, stopChild } from './processes';
 
@@ -218,31 +217,18 @@ export function describeFailoverRows(rows: FailoverRow[]): string[] {
 }
 
 async function main(): Promise<void> {
-  let databaseUrl = process.env.DATABASE_URL;
-  let stopDatabase: () => Promise<void> = async () => undefined;
-  if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres({ dataDir: temporaryDataDir('bench'), persistent: false });
-    databaseUrl = embedded.url;
-    stopDatabase = () => embedded.stop();
-  }
-  const loadBefore = loadavg().map((value) => value.toFixed(2)).join(' ');
+  const database = await benchDatabase();
+  const databaseUrl = database.url;
+  const loadBefore = loadAverage();
   try {
     await migrate(databaseUrl);
     let block = 59;
     const rows = await runFailoverBenchmark({ databaseUrl, adminToken: `bench-admin-${randomBytes(8).toString('hex')}`, freshBlock: () => ++block });
     console.log(describeFailoverRows(rows).join('\n'));
-    console.log(`\nload average (1, 5, 15 min): before ${loadBefore}, after ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+    console.log(`\nload average (1, 5, 15 min): before ${loadBefore}, after ${loadAverage()}`);
   } finally {
-    await stopDatabase();
+    await database.stop();
   }
 }
 
-if (require.main === module) {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runMain(main);

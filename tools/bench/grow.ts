@@ -12,6 +12,7 @@
  * account, 2,000 accounts × 2,000 rows, 2 M bulk entries, 1 M idempotency keys, 50,000 audit rows,
  * 170,000 events; the 100,000-entry watchlist stays that size). Default 0.2.
  */
+import { runMain } from './bench-main';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { INestApplication } from '@nestjs/common';
@@ -282,12 +283,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runMain(main);

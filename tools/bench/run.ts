@@ -14,10 +14,9 @@
  * load average is printed before and after: figures from a busy machine are not comparable.
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
-import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
+import { benchDatabase, loadAverage } from './bench-main';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
 import { phoneInBlock } from './load-generator';
 import { CONNECTIONS, createBenchAccount, DURATION_SECONDS, Figures, load, WARM_UP_SECONDS } from './service-load';
@@ -86,13 +85,9 @@ async function benchBare(): Promise<Figures> {
 }
 
 async function main(): Promise<void> {
-  let databaseUrl = process.env.DATABASE_URL;
-  let stopDatabase: () => Promise<void> = async () => undefined;
-  if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres({ dataDir: temporaryDataDir('bench'), persistent: false });
-    databaseUrl = embedded.url;
-    stopDatabase = () => embedded.stop();
-  }
+  const database = await benchDatabase();
+  const databaseUrl = database.url;
+  const stopDatabase = database.stop;
   const redis = await benchRedis();
   console.log(
     `Phone Filter benchmark: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per scenario after ${WARM_UP_SECONDS} s of warm-up, ` +
@@ -158,9 +153,6 @@ async function main(): Promise<void> {
 }
 
 /** The machine's load average (1, 5, 15 min): other work on the cores skews every figure. */
-function loadAverage(): string {
-  return loadavg().map((value) => value.toFixed(2)).join(' ');
-}
 
 main().then(
   () => process.exit(0),
