@@ -21,7 +21,14 @@ describe('the sweep of charges whose calls never answered', () => {
       const charge = await credits.charge(account.id, cost, { reference: `charge:sweep-${account.id}-${i}`, phone: '+44740012****', source: 'sweep-test' });
       ids.push(charge.id);
     }
-    await t.db.query(`UPDATE ledger_entries SET created_at = now() - interval '1 hour' WHERE id = ANY($1::bigint[])`, [ids]);
+    // As if they really were made then: counted on that UTC day, which is yesterday in the first hour
+    // after midnight (a CI run at 00:04 UTC saw spent_today 90 when only the ledger was backdated). One
+    // statement, so both read the same now().
+    await t.db.query(
+      `WITH backdated AS (UPDATE ledger_entries SET created_at = now() - interval '1 hour' WHERE id = ANY($1::bigint[]) RETURNING 1)
+       UPDATE accounts SET spent_day = ((now() - interval '1 hour') AT TIME ZONE 'UTC')::date WHERE id = $2 AND EXISTS (SELECT 1 FROM backdated)`,
+      [ids, account.id],
+    );
     return ids;
   }
 

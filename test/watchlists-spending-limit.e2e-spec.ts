@@ -4,6 +4,7 @@ import type { CallbackReceiver } from './helpers/callback-receiver';
 import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import type { TestApp } from './helpers/test-app';
+import { clearOfUtcMidnight, UTC_DAY_MARGIN_MS } from './helpers/utc-day';
 import { startSandboxWatchlists, waitForRound, WatchlistBody } from './helpers/watchlists';
 
 /**
@@ -19,6 +20,8 @@ describe('watchlists under the daily spending cap (sandbox provider)', () => {
   let close: () => Promise<void>;
   beforeAll(async () => ({ app: t, receiver, close } = await startSandboxWatchlists('wl-cap')));
   afterAll(() => close?.());
+  // A round charged before 00:00 UTC and one after it have two days' allowances: none may straddle it.
+  beforeEach(() => clearOfUtcMidnight(t.db), UTC_DAY_MARGIN_MS + 10_000);
 
   const get = async (account: TestAccount, id: string): Promise<WatchlistBody> =>
     (await request(t.http).get(`/api/v1/watchlists/${id}`).set(account.auth).expect(200)).body;

@@ -134,7 +134,8 @@ export class CreditsService {
     const cap = state?.dailyCreditLimit ?? null;
     const overCap = refusedBy ? refusedBy === 'spending_limit' : cap !== null && state !== undefined && state !== null && state.spentToday + amount > cap;
     if (overCap && cap !== null) {
-      const resets = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1)).toISOString();
+      const now = new Date(); // read once: three reads could straddle midnight (2026-01-02 for 2027-01-01)
+      const resets = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
       return new AppError(
         'SPENDING_LIMIT_REACHED',
         `This ${what} costs ${amount} credits and would pass your daily spending limit of ${cap} credits: ` +
