@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { InFlightList } from './in-flight-list';
 
 const IDLE_SWEEP_MS = 50;
 
@@ -9,17 +10,18 @@ const IDLE_SWEEP_MS = 50;
  * while requests may still need them; main.ts drains with this before calling it.
  */
 export class HttpDrain {
-  private readonly inFlight = new Set<ServerResponse>();
+  /** Not a Set: see InFlightList (a Set here had every request promoted to the old generation). */
+  private readonly inFlight = new InFlightList<ServerResponse>();
   private draining = false;
   private onIdle: (() => void) | undefined;
 
   constructor(private readonly server: Server) {
     server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-      this.inFlight.add(res);
+      const answered = this.inFlight.add(res);
       // A request that arrives on an old keep-alive connection during the drain is still served, then its connection closed.
       if (this.draining) res.setHeader('Connection', 'close');
       res.once('close', () => {
-        this.inFlight.delete(res);
+        answered();
         if (this.inFlight.size === 0) this.onIdle?.();
       });
     });
@@ -32,7 +34,7 @@ export class HttpDrain {
   /** Resolves with the number of requests still running when `timeoutMs` ran out (0: all answered). */
   async drain(timeoutMs: number): Promise<number> {
     this.draining = true;
-    for (const res of this.inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    for (const res of this.inFlight.items()) if (!res.headersSent) res.setHeader('Connection', 'close');
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const sweep = setInterval(() => this.server.closeIdleConnections(), IDLE_SWEEP_MS);
     this.server.closeIdleConnections();
