@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { requestHash, RequestHash } from '../common/keyed-hash';
+import { HashKey, requestHash, RequestHash } from '../common/keyed-hash';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
@@ -37,7 +37,7 @@ export const NOTHING_BILLABLE =
 export class BulkService {
   private readonly chunkSize: number;
   private readonly allowPrivateCallbacks: boolean;
-  private readonly hashKey: Buffer;
+  private readonly hashKey: HashKey;
 
   constructor(
     private readonly jobs: BulkJobsRepository,
@@ -207,7 +207,7 @@ function summary(job: BulkJob, refunded: Map<string, number>): BulkJobSummaryDto
  * parameters): entries as `{ phone, reference }`, then the options. Stored as a keyed hash
  * (docs/privacy.md); jobs created before the upgrade stored its unkeyed hash, which still matches.
  */
-function bulkRequestHash(request: BulkRequestDto, key: Buffer): RequestHash {
+function bulkRequestHash(request: BulkRequestDto, key: HashKey): RequestHash {
   const canonical = {
     entries: request.phones.map(toEntryInput).map(({ phone, reference }) => [phone, reference ?? null]),
     source: request.source ?? null,

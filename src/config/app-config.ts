@@ -1,3 +1,4 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { checkVariables, ConfigurationError, EnvironmentVariables } from './environment';
 import type { ProviderEntry, RoutingRules } from './lookup-providers';
 
@@ -106,7 +107,7 @@ export class AppConfig {
   readonly callbacks: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean; deprecatedNames: string[] };
   readonly events: { pollIntervalMs: number };
   /** Key of the keyed hashes of personal data (DATA_HASH_KEY, docs/privacy.md). */
-  readonly dataHashKey: Buffer;
+  readonly dataHashKey: KeyObject;
   /** How long each store keeps phone numbers (docs/privacy.md); run by RetentionScheduler. */
   readonly retention: {
     bulkEntriesDays: number;
@@ -233,7 +234,8 @@ export class AppConfig {
           `${Math.ceil(longestCallSeconds)}: the longest call (providers × (PROVIDER_RETRIES + 1) × PROVIDER_TIMEOUT_MS) plus 5 s.`,
       );
     }
-    this.dataHashKey = resolveDataHashKey(env.DATA_HASH_KEY, env.NODE_ENV);
+    // A KeyObject, made once: see HashKey in common/keyed-hash.ts.
+    this.dataHashKey = createSecretKey(resolveDataHashKey(env.DATA_HASH_KEY, env.NODE_ENV));
     if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
       throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
     }

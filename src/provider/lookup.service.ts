@@ -9,7 +9,7 @@ import { LookupCacheStore } from './lookup-cache.store';
 import { Lane, LookupProvider, ProviderUnavailableError } from './lookup-provider';
 import { describeNumber } from './numbering-plan';
 import { SingleFlight } from './single-flight';
-import { keyedHash } from '../common/keyed-hash';
+import { HashKey, keyedHash } from '../common/keyed-hash';
 import { maskPhone } from '../common/phone';
 
 type FailureReason = ProviderUnavailableError['reason'];
@@ -71,7 +71,7 @@ export interface LookupOptions {
 export class LookupService {
   private readonly logger = new Logger(LookupService.name);
   private readonly flights = new SingleFlight();
-  private readonly hashKey: Buffer;
+  private readonly hashKey: HashKey;
   private hits = 0;
   private misses = 0;
   private shared = 0;
