@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
 import { AdminAuditRepository } from '../audit/audit.repository';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { requireCallbackUrl } from '../common/callback-address';
+import { RefreshAheadCache } from '../common/refresh-ahead-cache';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { CheckRegistry } from '../checks/check-registry';
@@ -31,10 +31,22 @@ export const WEBHOOK_SECRET_GRACE_SECONDS = 24 * 3600;
 
 /** A change made on another instance is seen here within this time; on this instance at once. */
 const CHECKS_CACHE_TTL_MS = 1000;
+/** From this age on, the checks are read again behind the calls instead of in front of them (RefreshAheadCache). */
+const CHECKS_REFRESH_AFTER_MS = 750;
 
 @Injectable()
 export class SettingsService {
-  private readonly cache = new LRUCache<string, AccountChecks>({ max: 50_000, ttl: CHECKS_CACHE_TTL_MS });
+  private readonly cache = new RefreshAheadCache<AccountChecks>({
+    max: 50_000,
+    maxAgeMs: CHECKS_CACHE_TTL_MS,
+    refreshAfterMs: CHECKS_REFRESH_AFTER_MS,
+    // Committed settings, whichever call's transaction the read happens to start in (a refresh outlives it).
+    load: (accountId) =>
+      this.txHost.withoutTransaction(async () => {
+        const settings = await this.load(accountId);
+        return { checks: settings.checks, cost: settings.cost_per_call };
+      }),
+  });
 
   constructor(
     private readonly settings: SettingsRepository,
@@ -48,12 +60,8 @@ export class SettingsService {
 
   /** The hot-path question of every paid lookup: which checks run, and what do they cost? */
   async checksFor(accountId: string): Promise<AccountChecks> {
-    const cached = this.cache.get(accountId);
-    if (cached) return cached;
-    const settings = await this.load(accountId);
-    const answer = { checks: settings.checks, cost: settings.cost_per_call };
-    this.cache.set(accountId, answer);
-    return answer;
+    // `load` throws NOT_FOUND rather than answering nothing.
+    return (await this.cache.get(accountId))!;
   }
 
   /** `checksFor`, refusing an account with no check enabled (400 INVALID_REQUEST): nothing to look up, nothing to charge. */
