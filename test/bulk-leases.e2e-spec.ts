@@ -84,6 +84,67 @@ describe('bulk chunk leases', () => {
     }
   });
 
+  it('a queue job active with no lease (its worker died before taking it) is handed out after the lease period, not at its expiration', async () => {
+    // The fault suite once saw a bulk job stay at 180/200 for a minute after both instances were killed:
+    // a chunk taken from the queue (active) by a worker killed before it took the chunk's lease.
+    const { queueSchema, queueName } = t.app.get(AppConfig).bulk;
+    const [orphan, leased, recent] = [randomUUID(), randomUUID(), randomUUID()];
+    const activeSince = (id: string, seconds: number) =>
+      t.db.query(`INSERT INTO ${queueSchema}.job (id, name, data, state, started_on) VALUES ($1, $2, $3, 'active', now() - make_interval(secs => $4))`, [
+        id,
+        queueName,
+        JSON.stringify({ jobId: randomUUID(), chunk: 0, accountId: randomUUID() }), // a bulk job that does not exist: its run ends at once
+        seconds,
+      ]);
+    const stateOf = async (id: string) => ((await t.db.query(`SELECT state FROM ${queueSchema}.job WHERE id = $1`, [id])) as Array<{ state: string }>)[0]?.state;
+    try {
+      await activeSince(orphan, 60);
+      // The running app looks once a lease period (BULK_CHUNK_LEASE_SECONDS, 10 s): it adopts the orphan and hands it out.
+      expect(await eventually(() => stateOf(orphan), (state) => state !== 'active', 15_000, 100)).not.toBe('active');
+      // Left alone: an active job whose lease is held, and one started too recently (its worker may be taking its lease).
+      await activeSince(leased, 60);
+      await repository.take(leased, queueName, 'alive');
+      await activeSince(recent, 0);
+      expect(await repository.adoptOrphans(queueSchema, queueName, 30)).toBe(0);
+      expect(await holderOf(leased)).toBe('alive');
+      expect(await holderOf(recent)).toBeUndefined();
+      expect([await stateOf(leased), await stateOf(recent)]).toEqual(['active', 'active']);
+    } finally {
+      await t.db.query(`DELETE FROM ${queueSchema}.job WHERE id = ANY($1::uuid[])`, [[orphan, leased, recent]]);
+      await t.db.query(`DELETE FROM bulk_chunk_leases WHERE queue_job_id = ANY($1::uuid[])`, [[orphan, leased, recent]]);
+    }
+  });
+
+  it('a run that ends leaves the lease of a newer run of the same queue job on this instance renewed', async () => {
+    const leases = fastLeases(repository);
+    leases.start(async () => undefined);
+    const id = randomUUID();
+    let endOld!: () => void;
+    let endNew!: () => void;
+    const oldRun = leases.hold(QUEUE, id, () => new Promise<void>((resolve) => (endOld = resolve)));
+    const oldHolder = await eventually(() => holderOf(id), Boolean, 5000, 20);
+    // Its lease taken back (the worker paused), the chunk handed out again, to this very instance:
+    const newRun = leases.hold(QUEUE, id, () => new Promise<void>((resolve) => (endNew = resolve)));
+    const newHolder = await eventually(() => holderOf(id), (holder) => holder !== undefined && holder !== oldHolder, 5000, 20);
+    try {
+      endOld();
+      await oldRun;
+      await t.db.query(`UPDATE bulk_chunk_leases SET renewed_at = now() - interval '1 minute' WHERE queue_job_id = $1`, [id]);
+      // The next renewal (every 200 ms) is the new run's: its lease is fresh again, still its own.
+      const renewed = await eventually(
+        async () => ((await t.db.query(`SELECT holder, renewed_at > now() - interval '5 seconds' AS fresh FROM bulk_chunk_leases WHERE queue_job_id = $1`, [id])) as Array<{ holder: string; fresh: boolean }>)[0],
+        (row) => row?.fresh === true,
+        5000,
+        50,
+      );
+      expect(renewed).toEqual({ holder: newHolder, fresh: true });
+    } finally {
+      endNew();
+      await newRun;
+      await leases.stop();
+    }
+  });
+
   it('renewing returns only the leases still held by their holder', async () => {
     const [mine, takenBack] = [randomUUID(), randomUUID()];
     await repository.take(mine, QUEUE, 'me');

@@ -136,7 +136,7 @@ export class BulkQueue implements OnModuleInit, BeforeApplicationShutdown {
         await this.boss.work<ChunkTask>(this.chunkQueue, options, ([job]) => this.leases.hold(this.chunkQueue, job.id, (lease) => handlers.chunk(job.data, lease))),
       );
     }
-    this.leases.start((lease) => this.handOutAgain(lease));
+    this.leases.start((lease) => this.handOutAgain(lease), { queueSchema: this.bulkConfig.queueSchema, queueName: this.chunkQueue });
     this.workerIds.push(await this.boss.work<ChunkTask>(this.givenUpQueue, options, ([job]) => handlers.givenUp(job.data)));
   }
 

@@ -61,6 +61,29 @@ export class ChunkLeasesRepository {
     }));
   }
 
+  /**
+   * Gives a lease, lapsed already, to each queue job of `queueName` active for over `seconds` with no
+   * lease: its worker died between taking the job from the queue (pg-boss marks it active in a statement
+   * of its own) and taking its lease, or between releasing the lease and the queue marking the job done
+   * (pg-boss completes it without waiting), or an instance died between claiming a lapsed lease and
+   * handing its chunk out. Its renewal is the job's start, so the next `claimLapsed` hands it
+   * out like any dead worker's chunk, instead of at its expiration (BULK_CHUNK_TIMEOUT_SECONDS). A live
+   * worker that takes the lease after all takes it over (`take`); at worst the chunk runs twice, which
+   * costs lookups, never money. `queueSchema` is BULK_QUEUE_SCHEMA, validated as an SQL identifier.
+   */
+  async adoptOrphans(queueSchema: string, queueName: string, seconds: number): Promise<number> {
+    const result: unknown = await this.db.query(
+      `INSERT INTO bulk_chunk_leases (queue_job_id, queue_name, holder, renewed_at)
+       SELECT j.id, j.name, 'orphan', j.started_on FROM ${queueSchema}.job j
+        WHERE j.name = $1 AND j.state = 'active' AND j.started_on < now() - make_interval(secs => $2)
+          AND NOT EXISTS (SELECT 1 FROM bulk_chunk_leases l WHERE l.queue_job_id = j.id)
+       ON CONFLICT (queue_job_id) DO NOTHING
+       RETURNING queue_job_id`,
+      [queueName, seconds],
+    );
+    return asRows(result).length;
+  }
+
   /** Puts back a claimed lease whose chunk could not be handed out (the database went away): the next look tries again. */
   async restore(lease: LapsedLease): Promise<void> {
     await this.db.query(

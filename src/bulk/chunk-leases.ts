@@ -35,6 +35,8 @@ export class ChunkLeases {
   private readonly held = new Map<string, HeldLease>();
   private readonly leaseSeconds: number;
   private timer: NodeJS.Timeout | undefined;
+  /** Ticks since start: chunks with no lease are looked for once a lease period (it scans the queue's jobs). */
+  private ticks = 0;
   private ticking: Promise<void> | undefined;
 
   constructor(
@@ -44,11 +46,15 @@ export class ChunkLeases {
     this.leaseSeconds = config.bulk.chunkLeaseSeconds;
   }
 
-  /** Starts renewing this instance's leases and handing out the chunks of lapsed ones with `handOut`. */
-  start(handOut: (lease: LapsedLease) => Promise<void>): void {
+  /**
+   * Starts renewing this instance's leases and handing out the chunks of lapsed ones with `handOut`;
+   * with `orphansOf`, also those of the queue's active jobs that have no lease (their worker died before
+   * it took the lease, or after it released it but before the queue marked the job done), once a lease period.
+   */
+  start(handOut: (lease: LapsedLease) => Promise<void>, orphansOf?: { queueSchema: string; queueName: string }): void {
     const everyMs = (this.leaseSeconds * 1000) / CHECKS_PER_LEASE;
     this.timer = setInterval(() => {
-      this.ticking ??= this.tick(handOut).finally(() => (this.ticking = undefined));
+      this.ticking ??= this.tick(handOut, orphansOf).finally(() => (this.ticking = undefined));
     }, everyMs);
     this.timer.unref();
   }
@@ -66,14 +72,21 @@ export class ChunkLeases {
     try {
       return await work(lease);
     } finally {
-      this.held.delete(queueJobId);
+      // Only this run's entry: a new run of the same queue job on this instance (this one's lease was taken back) keeps its own.
+      if (this.held.get(queueJobId) === lease) this.held.delete(queueJobId);
       await this.leases.release(queueJobId, lease.holder).catch(() => undefined); // a leftover lapses, and its job is no longer active
     }
   }
 
-  private async tick(handOut: (lease: LapsedLease) => Promise<void>): Promise<void> {
+  private async tick(handOut: (lease: LapsedLease) => Promise<void>, orphansOf?: { queueSchema: string; queueName: string }): Promise<void> {
     try {
       await this.renew();
+      if (orphansOf && this.ticks++ % CHECKS_PER_LEASE === 0) {
+        // Apart: a failed look for chunks with no lease must not stop the lapsed leases' hand-out.
+        await this.leases.adoptOrphans(orphansOf.queueSchema, orphansOf.queueName, this.leaseSeconds).catch((error: Error) => {
+          this.logger.warn(`chunks with no lease not looked for: ${error.message}`);
+        });
+      }
       for (const lease of await this.leases.claimLapsed(this.leaseSeconds)) {
         try {
           await handOut(lease);
