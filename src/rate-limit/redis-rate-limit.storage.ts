@@ -15,8 +15,9 @@ import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
  * (The script of @nest-lab/throttler-storage-redis re-armed the expiry of a key read at 0 ms left
  * without resetting its count: a client hammering at the window's edge carried the count over, window
  * after window, and was starved.)
+ * Exported for the benchmark's round-trip floor (tools/bench/bare-app.ts).
  */
-const FIXED_WINDOW_SCRIPT = `
+export const FIXED_WINDOW_SCRIPT = `
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local blockDuration = tonumber(ARGV[3])

@@ -10,13 +10,13 @@
  * memory (no REDIS_URL). Each row also says what the primary's attempts did (per-provider metrics).
  * Part of `npm run bench`; alone: `npm run bench:failover`.
  */
-import { benchDatabase, loadAverage, runMain } from './bench-main';
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
 import { createBenchAccount, Figures, load, WARM_UP_SECONDS } from './service-load';
 import { startChild, stopChild } from './processes';
+import { benchDatabase, loadAverage, runMain } from './bench-main';
 
 const SIMULATOR_LATENCY_MS = 100;
 

@@ -6,8 +6,8 @@
  * found with `.ci/node-runtime N`) and build (this checkout, and BENCH_BEFORE_ROOT's build beside it
  * when given, alternated), everything is private to the measurement: an embedded PostgreSQL in a
  * temporary folder (migrated by the service as it starts), a redis-server, the service (sandbox
- * provider, REDIS_URL) and the bare app. At each rate (BENCH_RATES, default 1000,3000 requests/s offered
- * by autocannon's overallRate over 20 connections, BENCH_FIXED_DURATION s after BENCH_FIXED_WARM_UP s
+ * provider, REDIS_URL) and the bare app. At each rate (BENCH_RATES, default 1000,3000 requests/s, one
+ * every 1/rate s on up to 20 connections: see BENCH_PACING; BENCH_FIXED_DURATION s after BENCH_FIXED_WARM_UP s
  * of warm-up) it measures the bare NestJS POST, the PostgreSQL floor (one INSERT of a paid call's ledger
  * row through a pool, see bare-app.ts) and a cache-hit POST /api/v1/filter. CPU per call is each
  * process's utime+stime over the run divided by the calls answered: the service, PostgreSQL (the
@@ -17,7 +17,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/net';
@@ -34,20 +34,50 @@ const WARM_UP_SECONDS = Number(process.env.BENCH_FIXED_WARM_UP ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 /** The share of the offered rate a run must have been answered at to count in the summary. */
 const KEEP_SHARE = Number(process.env.BENCH_KEEP_SHARE ?? 0.9);
+/** `even` (default): one request every 1/rate s; `autocannon`: its overallRate, a burst each second (load-generator.ts). */
+const PACING = (process.env.BENCH_PACING ?? 'even') as NonNullable<LoadRequest['pacing']>;
+if (PACING !== 'even' && PACING !== 'autocannon') throw new Error(`BENCH_PACING must be even or autocannon, not ${PACING}`);
 const ADMIN_TOKEN = `bench-admin-${randomBytes(8).toString('hex')}`;
 const PROBE = resolve(ROOT, 'dist/tools/bench/loop-delay-probe.js');
 /** Node flags for the service alone, before the probe and the production ones (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`). */
 const SERVICE_NODE_FLAGS = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-/** The routes measured (default all): `bare`, `floor`, `filter`. */
-const ROUTES = new Set((process.env.BENCH_ROUTES ?? 'bare,floor,filter').split(','));
-const ROUTE_KEYS: Record<FixedRateRow['route'], string> = { 'bare POST': 'bare', 'PostgreSQL floor (INSERT)': 'floor', 'cache-hit /filter': 'filter' };
+/** The routes measured (default all): `bare`, `floor`, `trips`, `filter`, `accounts`. */
+const ROUTES = new Set((process.env.BENCH_ROUTES ?? 'bare,floor,trips,filter,accounts').split(','));
+/** The accounts whose calls take turns in the `accounts` route (one account's charges are written one statement at a time). */
+const SPREAD_ACCOUNTS = 20;
+/**
+ * BENCH_PIN=1: the measured server (the service, the bare app) alone on CPU 0, everything else (this
+ * process, the load generator, PostgreSQL, Redis) on the others, so that a call's latency is not its
+ * wait for a core the load generator or the database holds. Needs `taskset` and 2 CPUs or more.
+ */
+const PIN = process.env.BENCH_PIN === '1';
+
+function pinMeasured(pid: number): void {
+  if (PIN) execFileSync('taskset', ['-a', '-pc', '0', String(pid)], { stdio: 'ignore' });
+}
+
+function pinRest(): void {
+  if (!PIN) return;
+  const cpus = availableParallelism();
+  if (cpus < 2) throw new Error('BENCH_PIN=1 needs 2 CPUs or more');
+  execFileSync('taskset', ['-a', '-pc', `1-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+type Route = 'bare POST' | 'PostgreSQL floor (INSERT)' | 'round-trip floor (Redis, INSERT)' | 'cache-hit /filter' | 'cache-hit /filter, 20 accounts';
+const ROUTE_KEYS: Record<Route, string> = {
+  'bare POST': 'bare',
+  'PostgreSQL floor (INSERT)': 'floor',
+  'round-trip floor (Redis, INSERT)': 'trips',
+  'cache-hit /filter': 'filter',
+  'cache-hit /filter, 20 accounts': 'accounts',
+};
 
 export interface FixedRateRow {
   run: number;
   runtime: string;
   build: string;
   rate: number;
-  route: 'bare POST' | 'PostgreSQL floor (INSERT)' | 'cache-hit /filter';
+  route: Route;
   figures: LoadFigures;
   /** Microseconds of CPU per call answered. */
   serviceCpu: number;
@@ -91,7 +121,7 @@ function builds(): Build[] {
 }
 
 async function offer(request: Omit<LoadRequest, 'connections'>): Promise<LoadFigures> {
-  const generator = spawn(process.execPath, [resolve(ROOT, 'dist/tools/bench/load-generator.js'), JSON.stringify({ connections: CONNECTIONS, ...request })], {
+  const generator = spawn(process.execPath, [resolve(ROOT, 'dist/tools/bench/load-generator.js'), JSON.stringify({ connections: CONNECTIONS, pacing: PACING, ...request })], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -179,17 +209,22 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
       { ...probe, nodeFlags: [...SERVICE_NODE_FLAGS, ...probe.nodeFlags], root: build.root },
     );
     stops.unshift(() => stopChild(service));
+    pinMeasured(service.pid!);
     const account = await benchAccount(database.url, baseUrl);
+    // The floors' rows go to an account of their own: the /filter account's balance stays its ledger's sum.
+    const floorAccount = await benchAccount(database.url, baseUrl);
+    const spread = ROUTES.has('accounts') ? [account, ...(await Promise.all(Array.from({ length: SPREAD_ACCOUNTS - 1 }, () => benchAccount(database.url, baseUrl))))] : [];
     const barePort = await freePort();
     const bareLoopFile = `${loopFile}.bare`;
     const bare = await startChild(
       'tools/bench/bare-app.ts',
       [],
-      { PORT: String(barePort), BENCH_LEDGER_DATABASE_URL: database.url, BENCH_LEDGER_ACCOUNT: account.id, BENCH_LOOP_DELAY_FILE: bareLoopFile },
+      { PORT: String(barePort), BENCH_LEDGER_DATABASE_URL: database.url, BENCH_LEDGER_ACCOUNT: floorAccount.id, BENCH_REDIS_URL: redis.url, BENCH_LOOP_DELAY_FILE: bareLoopFile },
       /listening/,
       probe,
     );
     stops.unshift(() => stopChild(bare));
+    pinMeasured(bare.pid!);
     const admin = new Client({ connectionString: database.url });
     await admin.connect();
     const postgresPid = await postmasterPid(admin).finally(() => admin.end());
@@ -201,10 +236,16 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
       const scenarios: Array<[FixedRateRow['route'], Measured, Omit<LoadRequest, 'connections' | 'durationSeconds'>]> = [
         ['bare POST', onBare, { url: `http://127.0.0.1:${barePort}/bare`, method: 'POST', headers: json, body, overallRate: rate }],
         ['PostgreSQL floor (INSERT)', onBare, { url: `http://127.0.0.1:${barePort}/bare/ledger`, method: 'POST', headers: json, body, overallRate: rate }],
+        ['round-trip floor (Redis, INSERT)', onBare, { url: `http://127.0.0.1:${barePort}/bare/limit-ledger`, method: 'POST', headers: json, body, overallRate: rate }],
         [
           'cache-hit /filter',
           { database: database.url, servicePid: service.pid!, postgresPid, redisPid: redis.pid, loopFile },
           { url: `${baseUrl}/api/v1/filter`, method: 'POST', headers: { ...json, Authorization: `Bearer ${account.apiKey}` }, body, overallRate: rate },
+        ],
+        [
+          'cache-hit /filter, 20 accounts',
+          { database: database.url, servicePid: service.pid!, postgresPid, redisPid: redis.pid, loopFile },
+          { url: `${baseUrl}/api/v1/filter`, method: 'POST', headers: json, authorizations: spread.map((a) => `Bearer ${a.apiKey}`), body, overallRate: rate },
         ],
       ];
       for (const [route, on, request] of scenarios) {
@@ -225,47 +266,53 @@ async function benchOne(run: number, runtime: Runtime, build: Build): Promise<Fi
 function describe(row: FixedRateRow): string {
   const f = row.figures;
   const loop = row.loop ? `${row.loop.p99} / ${row.loop.max}` : '—';
+  const server = row.loop?.server ? `${row.loop.server.p50} / ${row.loop.server.p99} / ${row.loop.server.p99_9}` : '—';
   const heap = row.loop?.heap;
   const gc = heap ? `${row.allocatedBytes} / ${row.promotedBytes} (+${Math.round(heap.allocatedOld / Math.max(1, row.figures.requests))} old) | ${heap.scavenges} / ${heap.majorGcs} | ${heap.scavengeMax.toFixed(1)} / ${heap.majorMax.toFixed(1)}` : '— | — | —';
   return (
-    `| ${row.run} | ${row.runtime} | ${row.build} | ${row.rate} | ${row.route} | ${Math.round(f.requests / DURATION_SECONDS)} | ${f.p50} | ${f.p99} | ${f.p99_9} | ` +
-    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${gc} | ${f.non2xx + f.errors} |`
+    `| ${row.run} | ${row.runtime} | ${row.build} | ${row.rate} | ${row.route} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.p99_9} | ` +
+    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${gc} | ${f.non2xx + f.errors} | ${server} | ${f.sendLateP99 ?? '—'} |`
   );
 }
 
 /** `a / b` as "1.5×", or "—" when either side had no run kept. */
-const ratio = (a: number, b: number) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(1)}×` : '—');
+const ratio = (a: number, b: number) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—');
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
-/** The medians over the runs, with the goals' ratios (issue 26): /filter against the bare POST, PostgreSQL against its floor. */
+/**
+ * The medians over the runs, with the goals' ratios (issue 26): /filter against the bare POST, PostgreSQL
+ * against its floor; and the p99 of the floors and of /filter against the bare POST's and the round-trip
+ * floor's (what the two round trips alone cost in latency on this machine).
+ */
 export function summarize(rows: FixedRateRow[]): string[] {
   const lines = [
-    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | heap B/call allocated | promoted | p99 vs bare | service CPU vs bare | PostgreSQL vs floor |',
-    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | heap B/call allocated | promoted | in the server p50 / p99 ms | p99 vs bare | p99 vs round-trip floor | service CPU vs bare | PostgreSQL vs floor |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   // A run whose offered rate was not answered (a busy machine: the generator or the server starved of CPU)
   // measures contention, not cost: left out, and the row says how many runs it keeps.
-  const delivered = rows.filter((r) => r.figures.requests / DURATION_SECONDS >= KEEP_SHARE * r.rate);
+  const delivered = rows.filter((r) => r.figures.requestsPerSecond >= KEEP_SHARE * r.rate);
   const keys = [...new Set(rows.map((r) => `${r.runtime}\u0000${r.build}\u0000${r.rate}`))];
   for (const key of keys) {
     const [runtime, build, rate] = key.split('\u0000');
-    const of = (route: FixedRateRow['route']) => delivered.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route);
-    const m = (route: FixedRateRow['route'], pick: (r: FixedRateRow) => number) => median(of(route).map(pick));
-    for (const route of ['bare POST', 'PostgreSQL floor (INSERT)', 'cache-hit /filter'] as const) {
+    const of = (route: Route) => delivered.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route);
+    const m = (route: Route, pick: (r: FixedRateRow) => number) => median(of(route).map(pick));
+    for (const route of Object.keys(ROUTE_KEYS) as Route[]) {
       if (of(route).length === 0) continue;
-      const ratios =
-        route === 'cache-hit /filter'
-          ? [
-              ratio(m(route, (r) => r.figures.p99), m('bare POST', (r) => r.figures.p99)),
-              ratio(m(route, (r) => r.serviceCpu), m('bare POST', (r) => r.serviceCpu)),
-              ratio(m(route, (r) => r.postgresCpu), m('PostgreSQL floor (INSERT)', (r) => r.postgresCpu)),
-            ].join(' | ')
-          : '| |';
+      const paid = route.startsWith('cache-hit /filter');
+      const p99Against = (yardstick: Route) => (route === yardstick ? '' : ratio(m(route, (r) => r.figures.p99), m(yardstick, (r) => r.figures.p99)));
+      const ratios = [
+        p99Against('bare POST'),
+        paid ? p99Against('round-trip floor (Redis, INSERT)') : '',
+        paid ? ratio(m(route, (r) => r.serviceCpu), m('bare POST', (r) => r.serviceCpu)) : '',
+        paid ? ratio(m(route, (r) => r.postgresCpu), m('PostgreSQL floor (INSERT)', (r) => r.postgresCpu)) : '',
+      ].join(' | ');
       lines.push(
-        `| ${runtime} | ${build} | ${rate} | ${route} | ${of(route).length}/${rows.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route).length} | ${m(route, (r) => Math.round(r.figures.requests / DURATION_SECONDS))} | ${m(route, (r) => r.figures.p50)} | ` +
+        `| ${runtime} | ${build} | ${rate} | ${route} | ${of(route).length}/${rows.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route).length} | ${m(route, (r) => r.figures.requestsPerSecond)} | ${m(route, (r) => r.figures.p50)} | ` +
           `${m(route, (r) => r.figures.p99)} | ${m(route, (r) => r.figures.p99_9)} | ${m(route, (r) => r.serviceCpu)} | ${m(route, (r) => r.postgresCpu)} | ` +
-          `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${m(route, (r) => r.allocatedBytes ?? NaN)} | ${m(route, (r) => r.promotedBytes ?? NaN)} | ${ratios} |`,
+          `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${m(route, (r) => r.allocatedBytes ?? NaN)} | ${m(route, (r) => r.promotedBytes ?? NaN)} | ` +
+          `${m(route, (r) => r.loop?.server?.p50 ?? NaN)} / ${m(route, (r) => r.loop?.server?.p99 ?? NaN)} | ${ratios} |`,
       );
     }
   }
@@ -274,11 +321,14 @@ export function summarize(rows: FixedRateRow[]): string[] {
 
 /** Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...). */
 export async function runFixedRate(): Promise<FixedRateRow[]> {
-  console.error(`fixed rate: ${RATES.join(', ')}/s offered over ${CONNECTIONS} connections, ${DURATION_SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${RUNS} run(s)`);
+  pinRest();
   console.error(
-    '| run | runtime | build | rate/s | route | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | heap B/call allocated / promoted | scavenges / major GCs | longest scavenge / major GC ms | non-2xx+errors |',
+    `fixed rate: ${RATES.join(', ')}/s offered over ${CONNECTIONS} connections, ${DURATION_SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${RUNS} run(s)${PIN ? '; the measured server on CPU 0, the rest on the others' : ''}`,
   );
-  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|');
+  console.error(
+    '| run | runtime | build | rate/s | route | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | heap B/call allocated / promoted | scavenges / major GCs | longest scavenge / major GC ms | non-2xx+errors | in the server p50 / p99 / p99.9 ms | sent late p99 ms |',
+  );
+  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---:|');
   const rows: FixedRateRow[] = [];
   const nodes = runtimes();
   for (let run = 1; run <= RUNS; run++) for (const runtime of nodes) for (const build of builds()) rows.push(...(await withRetries(() => benchOne(run, runtime, build))));

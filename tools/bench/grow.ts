@@ -12,7 +12,6 @@
  * account, 2,000 accounts × 2,000 rows, 2 M bulk entries, 1 M idempotency keys, 50,000 audit rows,
  * 170,000 events; the 100,000-entry watchlist stays that size). Default 0.2.
  */
-import { runMain } from './bench-main';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { INestApplication } from '@nestjs/common';
@@ -23,6 +22,7 @@ import { validateEnvironment } from '../../src/config/environment';
 import { migrate } from '../../src/database/database-runtime';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
 import { postmasterPid, treeCpuMicros, treeDeltaMicros } from './cpu';
+import { runMain } from './bench-main';
 
 const SCALE = Number(process.env.GROW_SCALE ?? 0.2);
 const CALLS = Number(process.env.GROW_CALLS ?? 200);

@@ -10,8 +10,9 @@
  * what a call leaves behind for a major GC. Not in the service.
  */
 import { writeFileSync } from 'node:fs';
+import { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 export interface LoopDelay {
@@ -21,6 +22,8 @@ export interface LoopDelay {
   p99_9: number;
   max: number;
   heap?: HeapFigures;
+  /** Milliseconds each request spent in the server, from its headers parsed to its response handed to the socket. */
+  server?: { p50: number; p99: number; p99_9: number; max: number };
 }
 
 export interface HeapFigures {
@@ -91,6 +94,17 @@ const file = process.env.BENCH_LOOP_DELAY_FILE;
 if (file) {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
+  // The time in the server alone: the client's latency also holds the wait before the loop reads a
+  // request and the load generator's own, which this separates out.
+  const inServer = createHistogram();
+  const emit = Server.prototype.emit;
+  Server.prototype.emit = function (this: Server, event: string, ...args: unknown[]): boolean {
+    if (event === 'request') {
+      const started = process.hrtime.bigint();
+      (args[1] as ServerResponse<IncomingMessage>).once('finish', () => inServer.record(Number(process.hrtime.bigint() - started) || 1));
+    }
+    return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
+  } as typeof Server.prototype.emit;
   let profiler = new GCProfiler();
   let usedAtStart = getHeapStatistics().used_heap_size;
   profiler.start();
@@ -111,9 +125,11 @@ if (file) {
       p99_9: ms(histogram.percentile(99.9)),
       max: ms(histogram.max),
       heap: heapFigures(entries, usedAtStart, usedAtEnd),
+      server: inServer.count > 0 ? { p50: ms(inServer.percentile(50)), p99: ms(inServer.percentile(99)), p99_9: ms(inServer.percentile(99.9)), max: ms(inServer.max) } : undefined,
     };
     writeFileSync(file, JSON.stringify(figures));
     histogram.reset();
+    inServer.reset();
     profiler = new GCProfiler();
     usedAtStart = getHeapStatistics().used_heap_size;
     profiler.start();

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../src/common/net';
 import { migrate } from '../../src/database/database-runtime';
-import { benchDatabase, loadAverage } from './bench-main';
+import { benchDatabase, loadAverage, runMain } from './bench-main';
 import { BulkBenchmarkResult, runBulkBenchmark } from './bulk';
 import { phoneInBlock } from './load-generator';
 import { CONNECTIONS, createBenchAccount, DURATION_SECONDS, Figures, load, WARM_UP_SECONDS } from './service-load';
@@ -152,12 +152,4 @@ async function main(): Promise<void> {
   console.log(`\nload average at the end: ${loadAverage()}`);
 }
 
-/** The machine's load average (1, 5, 15 min): other work on the cores skews every figure. */
-
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+runMain(main);
