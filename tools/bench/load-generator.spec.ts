@@ -30,15 +30,20 @@ async function recordingServer(answer: (index: number) => { status: number; afte
   };
 }
 
-/** The largest share of the requests that arrived within one tenth of a second (0.1 when perfectly even). */
-function largestTenthShare(arrivals: number[]): number {
-  const start = arrivals[0];
-  const tenths = new Map<number, number>();
-  for (const at of arrivals) {
-    const tenth = Math.floor(((at - start) % 1000) / 100);
-    tenths.set(tenth, (tenths.get(tenth) ?? 0) + 1);
+/**
+ * The largest share of the requests that arrived within any 100 ms of the second (0.1 when perfectly
+ * even): each arrival's phase in its second, counted in a window sliding round the second, so a burst
+ * that straddles a tenth's boundary counts whole (fixed tenths split it: a CI run read 0.49 for a burst).
+ */
+function busiest100msShare(arrivals: number[]): number {
+  const phases = arrivals.map((at) => (at - arrivals[0]) % 1000).sort((a, b) => a - b);
+  const round = [...phases, ...phases.map((phase) => phase + 1000)];
+  let largest = 0;
+  for (let first = 0, past = 0; first < phases.length; first++) {
+    while (past < round.length && round[past] < phases[first] + 100) past++;
+    largest = Math.max(largest, past - first);
   }
-  return Math.max(...tenths.values()) / arrivals.length;
+  return largest / phases.length;
 }
 
 /**
@@ -66,8 +71,8 @@ describe('load generator at a fixed rate', () => {
     expect(figures.p50).toBeGreaterThan(0);
     expect(figures.p99).toBeGreaterThanOrEqual(figures.p50);
     expect(server.arrivals).toHaveLength(RATE * SECONDS);
-    // Even: 10% a tenth of a second; a generous bound for a busy machine's late timers.
-    expect(largestTenthShare(server.arrivals)).toBeLessThan(0.45);
+    // Even: 10% in any 100 ms; a generous bound for a busy machine's late timers.
+    expect(busiest100msShare(server.arrivals)).toBeLessThan(0.45);
     // In turn (requests on different connections may arrive a little out of order, so counted, not listed).
     expect(server.authorizations.filter((header) => header === 'Bearer a')).toHaveLength((RATE * SECONDS) / 2);
     expect(server.authorizations.filter((header) => header === 'Bearer b')).toHaveLength((RATE * SECONDS) / 2);
@@ -89,8 +94,11 @@ describe('load generator at a fixed rate', () => {
     expect(figures.p99).toBeGreaterThan(1000); // the queue for a connection counts
   });
 
-  it("autocannon's overallRate (the bench's load before) sends most of each second's requests in its first tenth", async () => {
-    await autocannon({ url: server.url, method: 'POST', body: '{}', connections: 20, duration: SECONDS, overallRate: RATE });
-    expect(largestTenthShare(server.arrivals)).toBeGreaterThan(0.5);
+  it("autocannon's overallRate (the bench's load before) sends most of each second's requests within 100 ms", async () => {
+    // 5 requests a connection a second: each connection's burst is 5 round trips back to back, short even
+    // on a loaded machine (at 20 a connection, a CI run's bursts stretched over 200 ms and read 0.49).
+    await autocannon({ url: server.url, method: 'POST', body: '{}', connections: 20, duration: SECONDS, overallRate: 100 });
+    expect(server.arrivals.length).toBeGreaterThanOrEqual(100 * SECONDS * 0.9);
+    expect(busiest100msShare(server.arrivals)).toBeGreaterThan(0.5);
   });
 });
