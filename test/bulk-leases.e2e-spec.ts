@@ -70,8 +70,8 @@ describe('bulk chunk leases', () => {
     const run = leases.hold(QUEUE, id, async (lease) => {
       seen = lease;
       // Another instance found it lapsed (the worker paused) and handed the chunk out: a new run took it.
-      await t.db.query(`UPDATE bulk_chunk_leases SET renewed_at = now() - interval '1 minute' WHERE queue_job_id = $1`, [id]);
-      expect((await repository.claimLapsed(30)).map((lapsed) => lapsed.queueJobId)).toContain(id);
+      // (The claim itself is the first case's: backdated here, this instance's own renewal or look could
+      // take the row between the backdate and the claim.)
       await repository.take(id, QUEUE, 'the-new-run');
       return eventually(() => lease.lost, (lost) => lost, 5000, 50);
     });
@@ -100,7 +100,7 @@ describe('bulk chunk leases', () => {
     try {
       await activeSince(orphan, 60);
       // The running app looks once a lease period (BULK_CHUNK_LEASE_SECONDS, 10 s): it adopts the orphan and hands it out.
-      expect(await eventually(() => stateOf(orphan), (state) => state !== 'active', 15_000, 100)).not.toBe('active');
+      expect(await eventually(() => stateOf(orphan), (state) => state !== 'active', 30_000, 100)).not.toBe('active');
       // Left alone: an active job whose lease is held, and one started too recently (its worker may be taking its lease).
       await activeSince(leased, 60);
       await repository.take(leased, queueName, 'alive');
@@ -129,15 +129,17 @@ describe('bulk chunk leases', () => {
     try {
       endOld();
       await oldRun;
-      await t.db.query(`UPDATE bulk_chunk_leases SET renewed_at = now() - interval '1 minute' WHERE queue_job_id = $1`, [id]);
-      // The next renewal (every 200 ms) is the new run's: its lease is fresh again, still its own.
-      const renewed = await eventually(
-        async () => ((await t.db.query(`SELECT holder, renewed_at > now() - interval '5 seconds' AS fresh FROM bulk_chunk_leases WHERE queue_job_id = $1`, [id])) as Array<{ holder: string; fresh: boolean }>)[0],
-        (row) => row?.fresh === true,
-        5000,
-        50,
-      );
-      expect(renewed).toEqual({ holder: newHolder, fresh: true });
+      // The renewals after the old run ended (every 200 ms) are still the new run's: its lease is renewed
+      // again, still its own. (Not backdated to see it: a lease backdated past the lease period could be
+      // claimed as lapsed by the app's own look, or this instance's, before the renewal.)
+      const rowOf = async () =>
+        ((await t.db.query(`SELECT holder, renewed_at::text AS renewed_at FROM bulk_chunk_leases WHERE queue_job_id = $1`, [id])) as Array<{ holder: string; renewed_at: string }>)[0];
+      const ended = await rowOf();
+      expect(ended?.holder).toBe(newHolder);
+      const later = async () =>
+        ((await t.db.query(`SELECT holder, renewed_at > $2::timestamptz AS renewed FROM bulk_chunk_leases WHERE queue_job_id = $1`, [id, ended.renewed_at])) as Array<{ holder: string; renewed: boolean }>)[0];
+      const renewed = await eventually(later, (row) => row?.renewed === true, 5000, 50);
+      expect(renewed).toEqual({ holder: newHolder, renewed: true });
     } finally {
       endNew();
       await newRun;

@@ -79,13 +79,13 @@ describe('Redis lookup cache with its in-process tier', () => {
   it('keeps a copy it read no longer than Redis keeps the entry it was read from', async () => {
     const reader = await instance();
     const key = `tier-test:read:${randomBytes(4).toString('hex')}`;
-    await redis.set(prefix + key, JSON.stringify({ answer: 'short-lived' }), 'PX', 400);
+    await redis.set(prefix + key, JSON.stringify({ answer: 'short-lived' }), 'PX', 2000);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'short-lived' });
     // A newer entry in Redis is not seen while the copy lives (the copy answers, no round trip)...
     await redis.set(prefix + key, JSON.stringify({ answer: 'newer' }), 'PX', 60_000);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'short-lived' });
     // ...and is once the first entry's TTL has run out: the copy expired with it.
-    await sleep(450);
+    await sleep(2050);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'newer' });
   });
 

@@ -27,7 +27,7 @@ function leftBy(structure: Case): number {
         resolve(__dirname, 'in-flight-list.retention.ts'),
         structure,
       ],
-      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', TS_NODE_PROJECT: resolve(ROOT, 'tsconfig.json') }, encoding: 'utf8', timeout: 15_000 },
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', TS_NODE_PROJECT: resolve(ROOT, 'tsconfig.json') }, encoding: 'utf8', timeout: 60_000 },
     );
     return (JSON.parse(output) as { left: number }).left;
   });
