@@ -103,8 +103,8 @@ describe('the live breaker: a window in time, and a failing number is not a fail
     await sleep(IDLE_GAP_MS); // the answered calls of the tests before leave the window
     simulator.setOptions({ outage: true });
     try {
-      // All at once, so that they land inside one window however slow the machine (one after another, 25
-      // calls over 80 ms each would spread past the 2 s window and never reach the 20 it needs).
+      // All at once, so that they land inside one window however slow the machine (one after another, at
+      // over ~100 ms a call, the 20 it needs would spread past the 2 s window).
       const codes = (await Promise.all(distinctNumbers(25, 95).map((phone) => filter(phone)))).map((res) => `${res.status} ${res.body.error?.code}`);
       expect(codes).toEqual(Array(25).fill('503 PROVIDER_UNAVAILABLE'));
     } finally {

@@ -66,8 +66,8 @@ describe('load generator at a fixed rate', () => {
     const figures = await paced({ url: server.url, method: 'POST', body: '{}', authorizations: ['Bearer a', 'Bearer b'], connections: 20, durationSeconds: SECONDS, overallRate: RATE });
     expect(figures).toMatchObject({ requests: RATE * SECONDS, non2xx: 0, errors: 0 });
     // The answers received by the run's end: on a loaded machine the last ones come just after it (a CI run
-    // read 397; a stall of 200 ms at the end leaves 80 out). Near the rate, never over it.
-    expect(figures.requestsPerSecond).toBeGreaterThanOrEqual(0.5 * RATE);
+    // read 397); this bound allows a stall of up to 500 ms at the end. Never over the rate.
+    expect(figures.requestsPerSecond).toBeGreaterThanOrEqual(0.75 * RATE);
     expect(figures.requestsPerSecond).toBeLessThanOrEqual(RATE);
     expect(figures.p50).toBeGreaterThan(0);
     expect(figures.p99).toBeGreaterThanOrEqual(figures.p50);
