@@ -56,12 +56,11 @@ describe('the live breaker: a window in time, and a failing number is not a fail
     for (const phone of phones) statuses.push((await filter(phone)).status);
     return statuses;
   };
+  /** 'ok', or the status and the error code. */
+  const answerOf = (res: request.Response) => (res.status === 200 ? 'ok' : `${res.status} ${res.body.error?.code}`);
   const circuitOpenAnswers = async (phones: string[]) => {
     const codes: string[] = [];
-    for (const phone of phones) {
-      const res = await filter(phone);
-      codes.push(res.status === 200 ? 'ok' : `${res.status} ${res.body.error?.code}`);
-    }
+    for (const phone of phones) codes.push(answerOf(await filter(phone)));
     return codes;
   };
 
@@ -105,7 +104,7 @@ describe('the live breaker: a window in time, and a failing number is not a fail
     try {
       // All at once, so that they land inside one window however slow the machine (one after another, at
       // over ~100 ms a call, the 20 it needs would spread past the 2 s window).
-      const codes = (await Promise.all(distinctNumbers(25, 95).map((phone) => filter(phone)))).map((res) => `${res.status} ${res.body.error?.code}`);
+      const codes = (await Promise.all(distinctNumbers(25, 95).map((phone) => filter(phone)))).map(answerOf);
       expect(codes).toEqual(Array(25).fill('503 PROVIDER_UNAVAILABLE'));
     } finally {
       simulator.setOptions({ outage: false });

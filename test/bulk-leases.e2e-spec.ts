@@ -23,9 +23,17 @@ describe('bulk chunk leases', () => {
     await t.close();
   });
 
+  /** A queue job's lease as the table holds it (its renewal time as PostgreSQL prints it, to the microsecond). */
+  async function leaseOf(queueJobId: string): Promise<{ holder: string; renewed_at: string } | undefined> {
+    const rows: Array<{ holder: string; renewed_at: string }> = await t.db.query(
+      `SELECT holder, renewed_at::text AS renewed_at FROM bulk_chunk_leases WHERE queue_job_id = $1`,
+      [queueJobId],
+    );
+    return rows[0];
+  }
+
   async function holderOf(queueJobId: string): Promise<string | undefined> {
-    const rows: Array<{ holder: string }> = await t.db.query(`SELECT holder FROM bulk_chunk_leases WHERE queue_job_id = $1`, [queueJobId]);
-    return rows[0]?.holder;
+    return (await leaseOf(queueJobId))?.holder;
   }
 
   it('instances looking for lapsed leases at once claim each exactly once, and leave a renewed one alone', async () => {
@@ -135,13 +143,12 @@ describe('bulk chunk leases', () => {
       // The renewals after the old run ended (every 200 ms) are still the new run's: its lease is renewed
       // again, still its own. (Not backdated to see it: a lease backdated past the lease period could be
       // claimed as lapsed by the app's own look, or this instance's, before the renewal.)
-      const rowOf = async () =>
-        ((await t.db.query(`SELECT holder, renewed_at::text AS renewed_at FROM bulk_chunk_leases WHERE queue_job_id = $1`, [id])) as Array<{ holder: string; renewed_at: string }>)[0];
+      const rowOf = () => leaseOf(id);
       // Twice: a renewal that read the held leases before the old run ended may still land after it.
       let since = await rowOf();
       expect(since?.holder).toBe(newHolder);
       for (const renewal of [1, 2]) {
-        const after = since.renewed_at;
+        const after = since!.renewed_at;
         const renewed = await eventually(rowOf, (row) => row === undefined || row.renewed_at !== after, 5000, 50);
         expect({ renewal, holder: renewed?.holder, renewed: renewed !== undefined && renewed.renewed_at !== after }).toEqual({ renewal, holder: newHolder, renewed: true });
         since = renewed;
