@@ -26,7 +26,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RetentionModule } from './privacy/retention.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
-import { RedisBudgetModule } from './redis-budget.module';
+import { RedisBudgetModule } from './shell/redis-budget.module';
 import { SettingsModule } from './settings/settings.module';
 import { WatchlistsModule } from './watchlists/watchlists.module';
 import { WebhooksModule } from './webhooks/webhooks.module';

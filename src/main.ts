@@ -1,6 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { AdminService } from './admin/admin.service';
-import { createApp } from './app-factory';
+import { createApp } from './shell/app-factory';
 import { HttpDrain } from './common/http-drain';
 import { AppConfig, resolveLogFormat } from './config/app-config';
 import { ConfigurationError } from './config/environment';
@@ -8,8 +8,8 @@ import { loadEnvironment } from './config/load-config';
 import { migrate, openDatabase } from './database/database-runtime';
 import { EmbeddedPostgresError } from './database/embedded-postgres';
 import { BootLogger } from './logging/boot-logger';
-import { installShutdown } from './shutdown';
-import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner, startBannerLine } from './start-banner';
+import { installShutdown } from './shell/shutdown';
+import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner, startBannerLine } from './shell/start-banner';
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();

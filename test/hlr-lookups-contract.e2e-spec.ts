@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { UpstreamFailure } from '../src/provider/resilience/upstream-failure';
+import { UpstreamFailure } from '../src/provider/port/upstream-failure';
 import { hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from '../src/provider/adapters/hlr-lookups.schema';

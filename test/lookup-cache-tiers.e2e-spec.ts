@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { EnabledChecks } from '../src/checks/checks';
 import { keyedHash } from '../src/common/keyed-hash';
-import { TieredLookupCacheStore } from '../src/provider/tiered-lookup-cache.store';
+import { TieredLookupCacheStore } from '../src/provider/cache/tiered-lookup-cache.store';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 

@@ -12,7 +12,7 @@ import { CHECKS_BOTH_UPSTREAMS_OFFER, twoUpstreamsEnv } from './provider-helpers
  * and long enough that the slow answers which demoted the primary are still in it in the next test: a
  * CI run once took over 2.5 s between them, the primary's outcomes aged out, and the backup-outage call
  * became the primary's trial ({ primary: 2, backup: 1 }). The window's logic on a clock of its own is in
- * src/provider/health-window.spec.ts.
+ * src/provider/routing/health-window.spec.ts.
  */
 const WINDOW_MS = 8000;
 /** A window of one call's two checks: its verdict never mixes fast and slow answers (whose median would depend on the machine's load). */

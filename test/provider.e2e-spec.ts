@@ -7,7 +7,7 @@ import { AppError } from '../src/common/errors';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
-import { ProviderUnavailableError } from '../src/provider/lookup-provider';
+import { ProviderUnavailableError } from '../src/provider/port/upstream-failure';
 import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { eventually } from './helpers/eventually';

@@ -13,7 +13,7 @@ import { startTestApp, TestApp } from './helpers/test-app';
 /**
  * One test per finding of the outside security review (docs: README "Security"): each failed on the
  * code before the fix. Row 2 (access-log contents) is in logging.e2e-spec.ts, row 8 (the proxy) in
- * src/deploy-config.spec.ts; the classes behind each row are swept for every route in fuzz.e2e-spec.ts.
+ * src/architecture/deploy-config.spec.ts; the classes behind each row are swept for every route in fuzz.e2e-spec.ts.
  */
 const ADMIN_TOKEN = 'security-review-admin-token-0123';
 const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
-import { UpstreamFailure } from '../src/provider/resilience/upstream-failure';
+import { UpstreamFailure } from '../src/provider/port/upstream-failure';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer, UPSTREAM_TIMESTAMP } from '../src/provider/adapters/hlr-lookups.schema';
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { UpstreamFailure } from '../src/provider/resilience/upstream-failure';
+import { UpstreamFailure } from '../src/provider/port/upstream-failure';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount } from './factories/accounts';
 import { TEST_NUMBERS } from './helpers/numbers';

@@ -5,7 +5,7 @@ declare module 'express-serve-static-core' {
     /** Set by ApiKeyGuard on the customer API's requests. */
     account?: AuthenticatedAccount;
     /**
-     * The key's verification, started before the body is read (src/body-budget.ts) so that a body is
+     * The key's verification, started before the body is read (src/shell/body-budget.ts) so that a body is
      * inflated in full only for a valid key; ApiKeyGuard awaits it instead of verifying again.
      */
     keyVerification?: Promise<AuthenticatedAccount>;

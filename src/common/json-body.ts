@@ -8,7 +8,7 @@ const deferredBodyErrors = new WeakMap<Request, unknown>();
 
 /**
  * JSON bodies up to `limit` bytes once decoded (1 MiB; less for a request without a valid credential:
- * src/body-budget.ts). A parse error is not answered here: it is kept and raised after the
+ * src/shell/body-budget.ts). A parse error is not answered here: it is kept and raised after the
  * guards (BodyErrorGuard), so the contract's order holds: 401 and 429 come before 400.
  */
 export function deferredJsonParser(limit = BODY_LIMIT_BYTES): (req: Request, res: Response, next: NextFunction) => void {

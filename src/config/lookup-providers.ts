@@ -99,7 +99,7 @@ function isHttpUrl(text: string): boolean {
 
 /**
  * LOOKUP_ROUTING: JSON `{ "checks": { "<check>": [ids] }, "countries": { "<calling code or country>": [ids] },
- * "residency": { "<calling code or country>": [ids] } }`, every part optional (src/provider/routing.ts says what
+ * "residency": { "<calling code or country>": [ids] } }`, every part optional (src/provider/routing/routing.ts says what
  * each does). Every id must be one of LOOKUP_PROVIDERS; problems one line each.
  */
 export function parseLookupRouting(text: string, ids: readonly string[], checks: readonly string[]): { rules: RoutingRules; problems: string[] } {

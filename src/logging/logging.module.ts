@@ -6,7 +6,7 @@ import { LOGGING_MIDDLEWARE_PATH } from '../metrics/route-label';
 import { createRootLogger, requestLogging } from './pino-options';
 import { redactLiteralSecrets } from './redaction';
 
-/** The request-logging middleware of this app's logger (mounted by src/http-setup.ts, before the routes). */
+/** The request-logging middleware of this app's logger (mounted by src/shell/http-setup.ts, before the routes). */
 export class RequestLogging {
   constructor(readonly middleware: (req: Request, res: Response, next: NextFunction) => void) {}
 }

@@ -5,7 +5,7 @@ import { MetricsController } from './metrics.controller';
 /**
  * GET /metrics. A leaf, global like configuration: features push to `Metrics` (injected as
  * @Optional(), so a feature module still works without it) and register their own scrape-time
- * instruments on its registry (provider/provider-metrics.ts, bulk/bulk-metrics.ts).
+ * instruments on its registry (provider/metrics/provider-metrics.ts, bulk/bulk-metrics.ts).
  */
 @Global()
 @Module({

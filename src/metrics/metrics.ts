@@ -10,7 +10,7 @@ const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10];
  * The instruments the code pushes to (HTTP, upstream latency, credits), on a Registry of this app's
  * own, so several apps in one process (the tests) never share or clash. Values that already live
  * elsewhere (lookup counters, circuit state, bulk jobs) are read at scrape time by instruments their
- * features register on this registry (provider/provider-metrics.ts, bulk/bulk-metrics.ts).
+ * features register on this registry (provider/metrics/provider-metrics.ts, bulk/bulk-metrics.ts).
  */
 @Injectable()
 export class Metrics {

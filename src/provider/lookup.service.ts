@@ -5,10 +5,11 @@ import type { CheckAdapter, CheckAnswer } from '../checks/check-definition';
 import { CheckRegistry, NumberReport } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { Metrics } from '../metrics/metrics';
-import { LookupCacheStore } from './lookup-cache.store';
-import { Lane, LookupProvider, ProviderUnavailableError } from './lookup-provider';
-import { describeNumber } from './numbering-plan';
-import { SingleFlight } from './single-flight';
+import { LookupCacheStore } from './cache/lookup-cache.store';
+import { Lane, LookupProvider } from './port/lookup-provider';
+import { ProviderUnavailableError } from './port/upstream-failure';
+import { describeNumber } from './numbering/numbering-plan';
+import { SingleFlight } from './cache/single-flight';
 import { HashKey, keyedHash } from '../common/keyed-hash';
 import { maskPhone } from '../common/phone';
 

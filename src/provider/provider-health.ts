@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { LookupCacheStore } from './lookup-cache.store';
-import { CircuitBreakerState, Lane, LANES, LookupProvider, Upstream } from './lookup-provider';
+import { LookupCacheStore } from './cache/lookup-cache.store';
+import { CircuitBreakerState, Lane, LANES, LookupProvider, Upstream } from './port/lookup-provider';
 import { withTimeout } from '../common/timeout';
-import type { RecentHealth } from './health-window';
+import type { RecentHealth } from './port/lookup-provider';
 
 /**
  * One upstream's state for the router, worst first: `down` (the probe failed), `breaker_open` (a lane's

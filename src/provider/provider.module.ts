@@ -5,14 +5,14 @@ import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 import { HlrLookupsAdapter } from './adapters/hlr-lookups.adapter';
 import { TwilioLookupAdapter } from './adapters/twilio-lookup.adapter';
 import type { ProviderEntry } from '../config/lookup-providers';
-import { FailoverProvider } from './failover-provider';
+import { FailoverProvider } from './routing/failover-provider';
 import { SandboxAdapter } from './adapters/sandbox.adapter';
-import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
-import { LookupProvider } from './lookup-provider';
+import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './cache/lookup-cache.store';
+import { LookupProvider } from './port/lookup-provider';
 import { LookupService } from './lookup.service';
-import { TieredLookupCacheStore } from './tiered-lookup-cache.store';
+import { TieredLookupCacheStore } from './cache/tiered-lookup-cache.store';
 import { ProviderHealth } from './provider-health';
-import { ProviderMetrics } from './provider-metrics';
+import { ProviderMetrics } from './metrics/provider-metrics';
 import { ResilienceOptions, ResilientUpstream } from './resilience/resilient-upstream';
 
 /**

@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AdminService } from '../../src/admin/admin.service';
-import { createApp } from '../../src/app-factory';
+import { createApp } from '../../src/shell/app-factory';
 import type { AppExtensions } from '../../src/app.module';
 import { AppConfig } from '../../src/config/app-config';
 import { validateEnvironment } from '../../src/config/environment';

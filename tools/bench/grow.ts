@@ -16,7 +16,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { INestApplication } from '@nestjs/common';
 import { AdminService } from '../../src/admin/admin.service';
-import { createApp } from '../../src/app-factory';
+import { createApp } from '../../src/shell/app-factory';
 import { AppConfig } from '../../src/config/app-config';
 import { validateEnvironment } from '../../src/config/environment';
 import { migrate } from '../../src/database/database-runtime';

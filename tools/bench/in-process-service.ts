@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { AdminService } from '../../src/admin/admin.service';
-import { createApp } from '../../src/app-factory';
+import { createApp } from '../../src/shell/app-factory';
 import { AppConfig } from '../../src/config/app-config';
 import { validateEnvironment } from '../../src/config/environment';
 import { migrate, openDatabase } from '../../src/database/database-runtime';

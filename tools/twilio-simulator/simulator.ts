@@ -3,7 +3,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { TestNumberTable } from '../../src/provider/adapters/test-numbers';
 import { basicAuthorization, twilioLineType } from '../../src/provider/adapters/twilio-lookup.protocol';
-import { describeNumber } from '../../src/provider/numbering-plan';
+import { describeNumber } from '../../src/provider/numbering/numbering-plan';
 import { sendJson, streamDrip, streamGiant, waiter } from '../upstream-simulator/simulator';
 
 /**

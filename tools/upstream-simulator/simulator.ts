@@ -3,7 +3,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DIGEST_HEADERS, digestSignature, HLR_PATHS } from '../../src/provider/adapters/hlr-lookups.protocol';
 import { TestNumberTable } from '../../src/provider/adapters/test-numbers';
-import { describeNumber } from '../../src/provider/numbering-plan';
+import { describeNumber } from '../../src/provider/numbering/numbering-plan';
 import { BODY_FAULTS, BodyFault, breakSchema, hlrAnswer, mnpAnswer, ntAnswer, numberFacts } from './answers';
 
 /**

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { z } from 'zod';
 import type { FieldValue } from '../../checks/check-definition';
-import { Lane, ProviderUnavailableError, unknownCheck } from '../lookup-provider';
+import { Lane, unknownCheck } from '../port/lookup-provider';
 import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
-import { UpstreamFailure } from '../resilience/upstream-failure';
+import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 import { HttpUpstreamAdapter } from './http-upstream.adapter';
 import { networkStatusRecord, numberTypeRecord, portabilityRecord, unknownNumberType } from './hlr-lookups.answers';
 import { digestHeaders, HLR_PATHS } from './hlr-lookups.protocol';

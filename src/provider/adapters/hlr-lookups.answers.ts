@@ -1,6 +1,6 @@
 import type { FieldValue } from '../../checks/check-definition';
-import { UpstreamFailure } from '../resilience/upstream-failure';
-import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
+import { UpstreamFailure } from '../port/upstream-failure';
+import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
 import { brandName, isKnownNumberType, lineTypeFromUpstream } from './hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 

@@ -1,4 +1,4 @@
-import { LINE_TYPES } from '../lookup.types';
+import { LINE_TYPES } from '../port/lookup.types';
 import {
   brandName,
   digestHeaders,

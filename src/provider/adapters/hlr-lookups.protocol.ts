@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { LINE_TYPES, LineType } from '../lookup.types';
+import { LINE_TYPES, LineType } from '../port/lookup.types';
 
 /**
  * The parts of the HLR Lookups API v2 protocol (hlr-lookups.com) that the adapter and the upstream

@@ -1,10 +1,10 @@
 import { Logger, OnModuleDestroy } from '@nestjs/common';
 import type { CheckAnswer, FieldValue } from '../../checks/check-definition';
-import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../lookup-provider';
-import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
+import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../port/lookup-provider';
+import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
-import { ProviderAttempts } from '../provider-attempts';
-import { UpstreamTally } from '../upstream-tally';
+import { ProviderAttempts } from '../port/provider-attempts';
+import { UpstreamTally } from '../port/upstream-tally';
 
 /**
  * What every adapter of a real HTTP upstream shares: it is one Upstream (its provider id is its

@@ -1,11 +1,12 @@
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckAnswer } from '../../checks/check-definition';
-import { answeredNow, Lane, LookupProvider, ProviderUnavailableError, unknownCheck, Upstream } from '../lookup-provider';
-import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../lookup.types';
-import { describeNumber, originalCarrier } from '../numbering-plan';
+import { answeredNow, Lane, LookupProvider, unknownCheck, Upstream } from '../port/lookup-provider';
+import { ProviderUnavailableError } from '../port/upstream-failure';
+import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
+import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
 import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
-import { ProviderAttempts } from '../provider-attempts';
+import { ProviderAttempts } from '../port/provider-attempts';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
 

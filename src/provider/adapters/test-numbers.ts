@@ -1,4 +1,4 @@
-import { ConnectionStatus } from '../lookup.types';
+import { ConnectionStatus } from '../port/lookup.types';
 
 /**
  * The test-number table (docs/api.md), shared by the sandbox adapter and the upstream simulator

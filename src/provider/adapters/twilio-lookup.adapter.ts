@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { FieldValue } from '../../checks/check-definition';
-import { Lane, ProviderUnavailableError, unknownCheck } from '../lookup-provider';
+import { Lane, unknownCheck } from '../port/lookup-provider';
 import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
-import { UpstreamFailure } from '../resilience/upstream-failure';
+import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 import { HttpUpstreamAdapter } from './http-upstream.adapter';
 import { basicAuthorization, LINE_STATUSES, lookupPath, PhoneNumberAnswer, phoneNumberAnswer, TWILIO_LINE_TYPES, twilioError } from './twilio-lookup.protocol';
 

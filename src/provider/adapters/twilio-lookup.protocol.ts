@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectionStatus, LineType } from '../lookup.types';
+import { ConnectionStatus, LineType } from '../port/lookup.types';
 
 /**
  * The parts of Twilio Lookup v2 (docs/upstream-twilio-lookup.md lists each with its source) that the

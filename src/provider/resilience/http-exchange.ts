@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ProviderUnavailableError } from '../lookup-provider';
-import { UpstreamConnectionError, UpstreamFailure } from './upstream-failure';
+import { UpstreamConnectionError, UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 
 /** One HTTP request to an upstream, as its adapter's protocol writes it. */
 export interface UpstreamRequest {

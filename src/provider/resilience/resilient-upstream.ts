@@ -16,11 +16,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { BreakerOptions } from '../../config/app-config';
 import { rateLimitWaitMs } from './retry-after';
-import { CircuitBreakerState, Lane, LANES, ProviderUnavailableError } from '../lookup-provider';
+import { CircuitBreakerState, Lane, LANES } from '../port/lookup-provider';
 import { sendUpstreamRequest, UpstreamRequest, UpstreamResponse } from './http-exchange';
 import { TimeWindowBreaker } from './time-window-breaker';
 import { callDeadline } from './call-deadline';
-import { isUpstreamUnhealthy, UpstreamConnectionError, UpstreamFailure } from './upstream-failure';
+import { UpstreamConnectionError, UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
+import { isUpstreamUnhealthy } from './unhealthy';
 
 export interface ResilienceOptions {
   /** Deadline of one attempt, over the whole response (headers and body). */

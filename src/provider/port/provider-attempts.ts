@@ -1,5 +1,4 @@
-import { ProviderUnavailableError } from './lookup-provider';
-import { UpstreamFailure } from './resilience/upstream-failure';
+import { UpstreamFailure, ProviderUnavailableError } from './upstream-failure';
 
 /**
  * Why one attempt at one provider failed, in the bounded vocabulary of the per-provider metrics

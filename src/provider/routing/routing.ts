@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import type { RoutingRules } from '../config/lookup-providers';
+import type { RoutingRules } from '../../config/lookup-providers';
 
 export type { RoutingRules };
 

@@ -2,14 +2,14 @@ import { INestApplication, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
-import { AppExtensions, AppModule } from './app.module';
-import { CheckRegistry } from './checks/check-registry';
-import { describeChecks } from './checks/checks-openapi';
-import { setupSwagger } from './common/swagger';
-import { AppConfig } from './config/app-config';
+import { AppExtensions, AppModule } from '../app.module';
+import { CheckRegistry } from '../checks/check-registry';
+import { describeChecks } from '../checks/checks-openapi';
+import { setupSwagger } from '../common/swagger';
+import { AppConfig } from '../config/app-config';
 import { configureHttp } from './http-setup';
 import { BoundedExpressAdapter } from './http-server';
-import { QuietFrameworkLogger } from './logging/framework-chatter';
+import { QuietFrameworkLogger } from '../logging/framework-chatter';
 
 /** The configured HTTP application, not yet listening: main.ts, the tests and the benchmark share it. */
 export async function createApp(config: AppConfig, logger?: LoggerService, extensions: AppExtensions = {}): Promise<INestApplication> {

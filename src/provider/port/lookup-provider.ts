@@ -1,5 +1,4 @@
-import type { CheckAdapter, CheckAnswer, FieldValue } from '../checks/check-definition';
-import type { RecentHealth } from './health-window';
+import type { CheckAdapter, CheckAnswer, FieldValue } from '../../checks/check-definition';
 import type { ProviderAttempts } from './provider-attempts';
 import type { UpstreamTally } from './upstream-tally';
 
@@ -67,13 +66,15 @@ export function unknownCheck(provider: string, check: string): Error {
   return new Error(`The ${provider} adapter does not answer the check "${check}": register the check with its adapter.`);
 }
 
-/** Any failure to get an answer from the upstream. Turned into 503 PROVIDER_UNAVAILABLE (and a refund). */
-export class ProviderUnavailableError extends Error {
-  constructor(
-    message: string,
-    readonly reason: 'timeout' | 'network' | 'upstream_error' | 'circuit_open' | 'unauthorized',
-  ) {
-    super(message);
-    this.name = 'ProviderUnavailableError';
-  }
+/** What the window says about one provider on one lane (shown on /health/ready). */
+export interface RecentHealth {
+  /** Outcomes in the window. */
+  calls: number;
+  /** The share of them that failed for the upstream's health (0 when none). */
+  failure_rate: number;
+  /** The median duration of their attempts, in ms (null when none). */
+  median_latency_ms: number | null;
+  demoted: boolean;
+  /** Why, when demoted: its recent failures, its latency, or it was demoted and waits for a good trial. */
+  reason?: 'failures' | 'latency' | 'recovering';
 }

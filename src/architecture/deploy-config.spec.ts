@@ -9,7 +9,7 @@ import { BlockList } from 'node:net';
  * the config is read here and nginx's location choice (exact, then regexes in order, then the longest
  * prefix) is applied to it.
  */
-const root = join(__dirname, '..');
+const root = join(__dirname, '../..');
 const nginx = readFileSync(join(root, 'deploy/nginx.conf'), 'utf8').replace(/#.*$/gm, '');
 
 interface Location {

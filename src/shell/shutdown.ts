@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { shutdownStepsRunning } from './common/shutdown-steps';
-import { withTimeout } from './common/timeout';
+import { shutdownStepsRunning } from '../common/shutdown-steps';
+import { withTimeout } from '../common/timeout';
 
 /** Of SHUTDOWN_TIMEOUT_MS, the part kept for closing workers, pools and the embedded database after the drain. */
 const CLOSING_SHARE = 0.4;

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import { adminTokenMatcher } from './admin/admin-token.guard';
-import { bearerToken, looksLikeApiKey } from './auth/api-key-format';
-import { ApiKeysService } from './auth/api-keys.service';
-import { hasBody } from './common/body-error.guard';
+import { adminTokenMatcher } from '../admin/admin-token.guard';
+import { bearerToken, looksLikeApiKey } from '../auth/api-key-format';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { hasBody } from '../common/body-error.guard';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 

@@ -1,4 +1,4 @@
-import type { UpstreamFailureKind } from './resilience/upstream-failure';
+import type { UpstreamFailureKind } from './upstream-failure';
 
 /**
  * Running totals for /metrics (read at scrape time): what the upstream says it charged, and its

@@ -1,11 +1,13 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import type { CheckAnswer } from '../checks/check-definition';
-import { Lane, LookupProvider, ProviderUnavailableError, Upstream } from './lookup-provider';
-import { isUpstreamUnhealthy, UpstreamFailure } from './resilience/upstream-failure';
+import type { CheckAnswer } from '../../checks/check-definition';
+import { Lane, LookupProvider, Upstream } from '../port/lookup-provider';
+import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
+import { isUpstreamUnhealthy } from '../resilience/unhealthy';
 import { NO_ROUTING, routeFor, RoutingRules } from './routing';
-import { callDeadline } from './resilience/call-deadline';
-import { DEFAULT_DEMOTION, DemotionOptions, HealthWindow, RecentHealth } from './health-window';
-import { attemptFailureReason, attemptReachedUpstream } from './provider-attempts';
+import { callDeadline } from '../resilience/call-deadline';
+import { DEFAULT_DEMOTION, DemotionOptions, HealthWindow } from './health-window';
+import type { RecentHealth } from '../port/lookup-provider';
+import { attemptFailureReason, attemptReachedUpstream } from '../port/provider-attempts';
 
 /** One upstream behind the failover: its port (an adapter) and the one Upstream it reports. */
 export interface FailoverMember {

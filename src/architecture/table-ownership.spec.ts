@@ -10,7 +10,7 @@ import { folderOf as moduleOf, sourceFiles } from './source-files';
  * when a module writes, or reaches through TypeORM, another module's table. import-graph.spec.ts
  * cannot see these: SQL names tables, not files.
  */
-const SRC = __dirname;
+const SRC = join(__dirname, '..');
 
 const OWNER: Record<string, string> = {
   accounts: 'accounts',

@@ -1,7 +1,7 @@
-import type { ConnectionStatus, LineType } from '../checks/phone-answer.dto';
+import type { ConnectionStatus, LineType } from '../../checks/phone-answer.dto';
 
-export { LINE_TYPES } from '../checks/phone-answer.dto';
-export type { ConnectionStatus, LineType } from '../checks/phone-answer.dto';
+export { LINE_TYPES } from '../../checks/phone-answer.dto';
+export type { ConnectionStatus, LineType } from '../../checks/phone-answer.dto';
 
 /*
  * The adapters' protocol-level answers of the built-in checks (their per-endpoint methods). The port

@@ -1,5 +1,5 @@
 import { describeNumber, originalCarrier, toLineType } from './numbering-plan';
-import { LineType } from './lookup.types';
+import { LineType } from '../port/lookup.types';
 
 describe('describeNumber (libphonenumber max metadata)', () => {
   const table: Array<[e164: string, region: string, lineType: LineType]> = [

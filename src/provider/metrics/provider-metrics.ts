@@ -1,10 +1,10 @@
 import { Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { AppConfig } from '../config/app-config';
-import { Metrics } from '../metrics/metrics';
-import { CIRCUIT_STATES, LANES, LookupProvider } from './lookup-provider';
-import { ATTEMPT_FAILURE_REASONS } from './provider-attempts';
-import { LookupService } from './lookup.service';
+import { AppConfig } from '../../config/app-config';
+import { Metrics } from '../../metrics/metrics';
+import { CIRCUIT_STATES, LANES, LookupProvider } from '../port/lookup-provider';
+import { ATTEMPT_FAILURE_REASONS } from '../port/provider-attempts';
+import { LookupService } from '../lookup.service';
 
 /** Attempt durations: a real upstream answers in tens of ms to seconds; the top bucket is above any PROVIDER_TIMEOUT_MS default. */
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10];

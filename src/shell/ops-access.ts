@@ -1,9 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { adminTokenMatcher } from './admin/admin-token.guard';
-import { AuthenticationAttempts, limitedAttempt } from './auth/api-key.guard';
-import { bearerToken } from './auth/api-key-format';
-import { AppError, errorBody } from './common/errors';
-import type { AppConfig } from './config/app-config';
+import { adminTokenMatcher } from '../admin/admin-token.guard';
+import { AuthenticationAttempts, limitedAttempt } from '../auth/api-key.guard';
+import { bearerToken } from '../auth/api-key-format';
+import { AppError, errorBody } from '../common/errors';
+import type { AppConfig } from '../config/app-config';
 
 const DOCS = /^\/docs(-json|-yaml)?(\/|$)/;
 

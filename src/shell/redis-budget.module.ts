@@ -1,8 +1,8 @@
 import { Global, MiddlewareConsumer, Module, NestModule, Optional } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
-import { RedisBudget } from './common/redis-budget';
-import { AppConfig } from './config/app-config';
-import { Metrics } from './metrics/metrics';
+import { RedisBudget } from '../common/redis-budget';
+import { AppConfig } from '../config/app-config';
+import { Metrics } from '../metrics/metrics';
 
 /** The per-request Redis allowance (REDIS_CALL_BUDGET_MS): its middleware on every route, its counters on /metrics. */
 @Global()

@@ -1,6 +1,5 @@
-import { ProviderUnavailableError } from './lookup-provider';
 import { attemptFailureReason, attemptReachedUpstream, ProviderAttempts } from './provider-attempts';
-import { UpstreamConnectionError, UpstreamFailure, UpstreamFailureKind } from './resilience/upstream-failure';
+import { UpstreamConnectionError, UpstreamFailure, UpstreamFailureKind, ProviderUnavailableError } from './upstream-failure';
 
 describe('attemptFailureReason', () => {
   it.each([

@@ -3,15 +3,15 @@ import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-option
 import { randomUUID } from 'node:crypto';
 import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { deferredCsvParser, deferredJsonParser } from './common/json-body';
-import { AuthenticationAttempts } from './auth/api-key.guard';
-import { ApiKeysService } from './auth/api-keys.service';
+import { deferredCsvParser, deferredJsonParser } from '../common/json-body';
+import { AuthenticationAttempts } from '../auth/api-key.guard';
+import { ApiKeysService } from '../auth/api-keys.service';
 import { opsEndpointAccess } from './ops-access';
 import { authenticatedBodyBudget } from './body-budget';
-import { AppConfig } from './config/app-config';
-import { CorsOrigins } from './config/http-options';
-import { RequestLogging } from './logging/logging.module';
-import { Metrics } from './metrics/metrics';
+import { AppConfig } from '../config/app-config';
+import { CorsOrigins } from '../config/http-options';
+import { RequestLogging } from '../logging/logging.module';
+import { Metrics } from '../metrics/metrics';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,7 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { RedisBudget } from '../common/redis-budget';
+import { RedisBudget } from '../../common/redis-budget';
 
 /**
  * Where LookupService keeps answers between calls. Implementations never throw from get/set: a store

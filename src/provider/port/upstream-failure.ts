@@ -1,4 +1,13 @@
-import { ProviderUnavailableError } from '../lookup-provider';
+/** Any failure to get an answer from the upstream. Turned into 503 PROVIDER_UNAVAILABLE (and a refund). */
+export class ProviderUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'timeout' | 'network' | 'upstream_error' | 'circuit_open' | 'unauthorized',
+  ) {
+    super(message);
+    this.name = 'ProviderUnavailableError';
+  }
+}
 
 /**
  * What an upstream failure was, for the metrics (a bounded vocabulary): the HTTP status of a refused
@@ -47,18 +56,4 @@ export class UpstreamConnectionError extends UpstreamFailure {
   constructor(message: string) {
     super(message, 'network', 'network');
   }
-}
-
-/**
- * What counts against an upstream's health (its breaker): it could not be reached or did not answer
- * in time, answered 5xx, sent a body that is not JSON or too big. Not: 4xx (credentials, its rate
- * limit, a request it refused) nor the failure of one number's lookup (`number_failed`, a failed
- * query): those say nothing about the upstream for other numbers.
- */
-export function isUpstreamUnhealthy(error: unknown): boolean {
-  if (error instanceof UpstreamFailure) {
-    return ['network', 'timeout', 'invalid_answer', 'oversized'].includes(error.kind) || /^http_5\d\d$/.test(error.kind);
-  }
-  if (error instanceof ProviderUnavailableError) return error.reason === 'timeout' || error.reason === 'network';
-  return true; // cockatiel's own timeout (TaskCancelledError) and anything unexpected
 }

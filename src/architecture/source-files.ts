@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /** What the structure specs (import-graph.spec.ts, table-ownership.spec.ts) read of src/. */
-const SRC = __dirname;
+const SRC = join(__dirname, '..');
 
 /** Every non-spec TypeScript file under `folder`. */
 export function sourceFiles(folder: string): string[] {

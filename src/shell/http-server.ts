@@ -1,7 +1,7 @@
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { NestApplicationOptions } from '@nestjs/common';
 import http from 'node:http';
-import type { AppConfig } from './config/app-config';
+import type { AppConfig } from '../config/app-config';
 
 /** How often Node looks for requests past their headers or request timeout (its default is 30 s). */
 const TIMEOUT_CHECK_MS = 1000;

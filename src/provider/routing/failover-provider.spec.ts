@@ -1,8 +1,8 @@
 import { FailoverProvider, FailoverMember } from './failover-provider';
-import { parseLookupProviders } from '../config/lookup-providers';
-import { UpstreamFailure } from './resilience/upstream-failure';
-import type { CheckAnswer } from '../checks/check-definition';
-import { answeredNow, CircuitBreakerState, Lane, LookupProvider, ProviderUnavailableError, Upstream } from './lookup-provider';
+import { parseLookupProviders } from '../../config/lookup-providers';
+import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
+import type { CheckAnswer } from '../../checks/check-definition';
+import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../port/lookup-provider';
 
 /** The tests' clock: a scripted provider's latency moves it on. */
 const clock = { now: 1_000_000 };
