@@ -11,6 +11,15 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
     },
     {
+      displayName: 'medium',
+      testEnvironment: 'node',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+    },
+    {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: '.',

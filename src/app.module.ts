@@ -9,6 +9,7 @@ import { BulkModule } from './bulk/bulk.module';
 import type { CheckRegistration } from './checks/check-definition';
 import { ChecksModule } from './checks/checks.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { ClockModule } from './common/clock.module';
 import { BodyErrorGuard } from './common/body-error.guard';
 import { StrictValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
@@ -47,6 +48,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
+        ClockModule,
         ChecksModule.forRoot(config.checkTuning, extensions.checks),
         LoggingModule.forRoot(config),
         MetricsModule,

@@ -10,6 +10,7 @@ import { ensureTestRedis } from './helpers/redis';
  * Migrations are applied once here; the tests see the result through DATABASE_URL.
  */
 export default async function globalSetup(): Promise<void> {
+  if (globalThis.__testDatabase) return; // set up already, for another project of this run (e2e and medium share it)
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) {
     const name = `phone_filter_test_${randomBytes(5).toString('hex')}`;
@@ -32,7 +33,23 @@ export default async function globalSetup(): Promise<void> {
     console.log(`\n[e2e] no DATABASE_URL: embedded PostgreSQL in ${embedded.dataDir}`);
   }
   await migrate(process.env.DATABASE_URL!);
+  await createTemplate(process.env.DATABASE_URL!);
   await setUpRedis(); // last: a redis-server started here is stopped by the teardown, which a failed setup never reaches
+}
+
+/**
+ * A copy of the migrated database that nobody connects to, for the medium tier: each medium file
+ * creates its own database from it (test/medium/medium.ts), in a fraction of a second, so that a file
+ * may move its clock and sweep the whole database without touching another file's rows.
+ */
+async function createTemplate(url: string): Promise<void> {
+  const database = new URL(url).pathname.slice(1);
+  const template = `${database}_template`;
+  await withClient(url, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${template}`);
+    await client.query(`CREATE DATABASE ${template} TEMPLATE ${database}`);
+  });
+  process.env.TEST_TEMPLATE_DATABASE = template;
 }
 
 /** Redis for the suites that need one (test/helpers/redis.ts); a missing one fails only those suites. */

@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Scheduler } from '../common/scheduler';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from './credits.service';
 
@@ -8,34 +9,25 @@ import { CreditsService } from './credits.service';
  * start-up and then periodically. Every instance sweeps; the refund is exactly-once in the database.
  */
 @Injectable()
-export class AbandonedChargesSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+export class AbandonedChargesSweeper implements OnApplicationBootstrap {
+  static readonly JOB = 'abandoned-charges';
   private readonly logger = new Logger(AbandonedChargesSweeper.name);
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
 
   constructor(
     private readonly credits: CreditsService,
     private readonly config: AppConfig,
+    private readonly scheduler: Scheduler,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.sweep();
+    await this.sweep().catch((error: Error) => this.logger.warn(`Sweep of unanswered charges failed: ${error.message}`));
     const bound = this.config.unsettledChargeRefundAfterSeconds;
     const everyMs = Math.min(30_000, Math.max(1000, (bound * 1000) / 4));
-    this.timer = setInterval(() => void this.sweep(), everyMs);
-    this.timer.unref();
+    this.scheduler.every({ name: AbandonedChargesSweeper.JOB, everyMs }, () => this.sweep());
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  sweep(): Promise<unknown> {
-    this.running ??= this.credits
-      .refundAbandonedCharges(this.config.unsettledChargeRefundAfterSeconds)
-      .catch((error: Error) => this.logger.warn(`Sweep of unanswered charges failed: ${error.message}`))
-      .finally(() => (this.running = undefined));
-    return this.running;
+  /** One round: refunds the charges left unanswered longer than the bound; resolves to how many. */
+  sweep(): Promise<number> {
+    return this.credits.refundAbandonedCharges(this.config.unsettledChargeRefundAfterSeconds);
   }
 }

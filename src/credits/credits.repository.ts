@@ -393,13 +393,13 @@ export class CreditsRepository {
     }
   }
 
-  /** Charges older than the bound that were neither settled nor refunded: their calls never answered. */
-  async findAbandonedCharges(olderThanSeconds: number, limit: number): Promise<string[]> {
+  /** Charges taken before `chargedBefore` that were neither settled nor refunded: their calls never answered. */
+  async findAbandonedCharges(chargedBefore: Date, limit: number): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(
       `SELECT id FROM ledger_entries
-        WHERE type = 'CHARGE' AND settled_at IS NULL AND created_at < now() - make_interval(secs => $1)
+        WHERE type = 'CHARGE' AND settled_at IS NULL AND created_at < $1
         ORDER BY created_at LIMIT $2`,
-      [olderThanSeconds, limit],
+      [chargedBefore, limit],
     );
     return rows.map((row) => row.id);
   }

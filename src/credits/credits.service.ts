@@ -1,5 +1,6 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { Clock } from '../common/clock';
 import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
@@ -43,6 +44,7 @@ export class CreditsService {
     private readonly charges: ChargeBatcher,
     private readonly settlements: SettlementBatcher,
     private readonly giveBacks: PendingGiveBacks,
+    private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -282,7 +284,7 @@ export class CreditsService {
   async refundAbandonedCharges(olderThanSeconds: number): Promise<number> {
     let refunded = 0;
     for (;;) {
-      const ids = await this.credits.findAbandonedCharges(olderThanSeconds, 500);
+      const ids = await this.credits.findAbandonedCharges(this.clock.inMs(-olderThanSeconds * 1000), 500);
       if (ids.length === 0) break;
       refunded += await this.refundAll(ids, 'call never answered');
       if (ids.length < 500) break;

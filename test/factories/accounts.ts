@@ -1,4 +1,4 @@
-import { TestApp } from '../helpers/test-app';
+import type { AdminService } from '../../src/admin/admin.service';
 
 export interface TestAccount {
   id: string;
@@ -9,7 +9,7 @@ export interface TestAccount {
 let counter = 0;
 
 /** A new account through the same service the admin API uses (no raw SQL). */
-export async function createAccount(t: TestApp, options: { credits?: number; plan?: string; name?: string } = {}): Promise<TestAccount> {
+export async function createAccount(t: { admin: AdminService }, options: { credits?: number; plan?: string; name?: string } = {}): Promise<TestAccount> {
   const created = await t.admin.createAccount(
     { name: options.name ?? `test account ${++counter}`, plan: options.plan ?? 'enterprise', credits: options.credits ?? 1000 },
     'test',

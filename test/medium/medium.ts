@@ -1,0 +1,114 @@
+import { DynamicModule, Type } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { AdminService } from '../../src/admin/admin.service';
+import type { CheckRegistration } from '../../src/checks/check-definition';
+import { ChecksModule } from '../../src/checks/checks.module';
+import { Clock } from '../../src/common/clock';
+import { ClockModule } from '../../src/common/clock.module';
+import { Scheduler } from '../../src/common/scheduler';
+import { AppConfig } from '../../src/config/app-config';
+import { AppConfigModule } from '../../src/config/config.module';
+import { validateEnvironment } from '../../src/config/environment';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { TransactionsModule } from '../../src/database/transactions';
+import { DatabaseLogger } from '../../src/logging/database-logger';
+import { MetricsModule } from '../../src/metrics/metrics.module';
+import { withClient } from '../global-setup';
+import { ManualClock, ManualScheduler } from '../helpers/manual-clock';
+
+export interface MediumOptions {
+  /** The feature modules under test (with what they import); no HTTP, no AppModule. */
+  imports: Array<Type | DynamicModule>;
+  /** Environment overrides, validated like the service's own. */
+  env?: Record<string, string | undefined>;
+  /** Checks registered beside the built-in ones. */
+  checks?: readonly CheckRegistration[];
+  /** Where the clock starts (default: the machine's time now). */
+  clockStart?: number;
+}
+
+export interface Medium {
+  module: TestingModule;
+  config: AppConfig;
+  db: DataSource;
+  /** The one clock of these services: move it with `clock.advance(ms)`. */
+  clock: ManualClock;
+  /** The background jobs they scheduled: run a round with `jobs.run(name)`. */
+  jobs: ManualScheduler;
+  get<T>(type: Type<T> | (abstract new (...args: never[]) => T)): T;
+  /** The admin operations (accounts, keys, credits), when AdminModule is among the imports: test/factories use it. */
+  readonly admin: AdminService;
+  close(): Promise<void>;
+}
+
+/**
+ * The medium tier (docs/development.md): services with their real repositories and transactions on the
+ * test run's real PostgreSQL, the clock under the test's control, no HTTP, no background loop running on
+ * its own (each job is a step the test runs). Each file gets its own Redis prefixes, like the e2e apps.
+ */
+export async function startMedium(options: MediumOptions): Promise<Medium> {
+  const isolation = `pf:test:${randomBytes(6).toString('hex')}:`;
+  const database = await databaseOfItsOwn();
+  const raw: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: 'error',
+    PROVIDER: 'sandbox',
+    RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
+    CACHE_KEY_PREFIX: `${isolation}lookup:`,
+    ...options.env,
+  };
+  const config = new AppConfig(validateEnvironment(raw), database.url);
+  const clock = new ManualClock(options.clockStart);
+  const jobs = new ManualScheduler();
+  const module = await Test.createTestingModule({
+    imports: [
+      AppConfigModule.forRoot(config),
+      ClockModule,
+      ChecksModule.forRoot(config.checkTuning, options.checks),
+      MetricsModule,
+      TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, config.database.poolSize), autoLoadEntities: true, logger: new DatabaseLogger() }),
+      TransactionsModule,
+      ...options.imports,
+    ],
+  })
+    .overrideProvider(Clock)
+    .useValue(clock)
+    .overrideProvider(Scheduler)
+    .useValue(jobs)
+    .compile();
+  module.useLogger(false);
+  await module.init();
+  return {
+    module,
+    config,
+    db: module.get(DataSource),
+    clock,
+    jobs,
+    get: (type) => module.get(type as Type, { strict: false }),
+    get admin() {
+      return module.get(AdminService, { strict: false });
+    },
+    close: async () => {
+      await module.close();
+      await database.drop();
+    },
+  };
+}
+
+/** A database of the file's own, copied from the run's migrated template (test/global-setup.ts). */
+async function databaseOfItsOwn(): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = process.env.TEST_TEMPLATE_DATABASE;
+  if (!template) throw new Error('No template database: run the medium tier through jest (test/global-setup.ts makes it)');
+  const url = new URL(process.env.DATABASE_URL!);
+  const name = `${url.pathname.slice(1)}_m${randomBytes(5).toString('hex')}`;
+  await withClient(url.toString(), (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  const own = new URL(url);
+  own.pathname = `/${name}`;
+  return {
+    url: own.toString(),
+    drop: () => withClient(url.toString(), (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
