@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hlrLookupsAdapter } from './provider-helpers';
+import { checkFields, hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { startUpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { freePort } from './helpers/service-process';
@@ -15,7 +15,7 @@ function adapterAt(baseUrl: string): HlrLookupsAdapter {
 async function reasons(adapter: HlrLookupsAdapter, count: number): Promise<string[]> {
   const seen: string[] = [];
   for (let i = 0; i < count; i++) {
-    seen.push(await adapter.networkStatus('+447400123456').then(() => 'ok', (error: { reason?: string }) => String(error.reason)));
+    seen.push(await checkFields(adapter, 'network_status', '+447400123456').then(() => 'ok', (error: { reason?: string }) => String(error.reason)));
   }
   return seen;
 }
@@ -63,9 +63,9 @@ describe('the lanes share no upstream state', () => {
     const adapter = hlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 1000, retries: 0, breaker: BREAKER, batchSockets: 6 });
     const reason = (work: Promise<unknown>) => work.then(() => 'ok', (error: { kind?: string }) => String(error.kind));
     try {
-      expect(await reason(adapter.networkStatus(limited, 'batch'))).toBe('rate_limited');
-      expect(await reason(adapter.networkStatus('+447400123456', 'batch'))).toBe('rate_limit_wait');
-      expect(await reason(adapter.networkStatus('+447400123456', 'interactive'))).toBe('ok'); // main: rate_limit_wait
+      expect(await reason(checkFields(adapter, 'network_status', limited, 'batch'))).toBe('rate_limited');
+      expect(await reason(checkFields(adapter, 'network_status', '+447400123456', 'batch'))).toBe('rate_limit_wait');
+      expect(await reason(checkFields(adapter, 'network_status', '+447400123456', 'interactive'))).toBe('ok'); // main: rate_limit_wait
     } finally {
       adapter.onModuleDestroy();
       await sim.close();

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { UpstreamFailure } from '../src/provider/port/upstream-failure';
-import { hlrLookupsAdapter } from './provider-helpers';
+import { checkFields, hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer } from '../src/provider/adapters/hlr-lookups.schema';
 
@@ -73,6 +73,13 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
   afterEach(() => adapter.onModuleDestroy());
 
   const answer = (body: Record<string, unknown>, overrides: Record<string, unknown> = {}) => ({ ...body, ...overrides });
+  /** The check each endpoint answers, asked by name for the number of its documented example. */
+  const ASKED: Record<string, [check: string, e164: string]> = {
+    '/hlr-lookup': ['network_status', '+14156226819'],
+    '/nt-lookup': ['line_type', '+4989702626'],
+    '/mnp-lookup': ['portability', '+14156226819'],
+  };
+  const askAt = (path: string) => checkFields(adapter, ...ASKED[path]);
 
   it('accepts each documented example under its schema', () => {
     expect(hlrLookupAnswer.safeParse(HLR).success).toBe(true);
@@ -82,24 +89,24 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
 
   it('answers the documented HLR example CONNECTED with the ported-to operator', async () => {
     upstream.bodies.set('/hlr-lookup', HLR);
-    await expect(adapter.networkStatus('+14156226819')).resolves.toEqual({ status: 'CONNECTED', carrier: 'T-Mobile US' });
+    await expect(checkFields(adapter, 'network_status', '+14156226819')).resolves.toEqual({ status: 'CONNECTED', carrier: 'T-Mobile US' });
   });
 
   it('answers the documented NT example as a fixed line', async () => {
     upstream.bodies.set('/nt-lookup', NT);
-    await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'FIXED_LINE' });
+    await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'FIXED_LINE' });
   });
 
   it('answers the documented MNP example ported, with the brand and not the upstream’s "T-Mobile US:6529 - SVR/2"', async () => {
     upstream.bodies.set('/mnp-lookup', MNP);
-    await expect(adapter.portability('+14156226819')).resolves.toEqual({ isPorted: true, carrier: 'T-Mobile US' });
+    await expect(checkFields(adapter, 'portability', '+14156226819')).resolves.toEqual({ is_ported: true, carrier: 'T-Mobile US' });
   });
 
   it('adds up the documented cost of each answered lookup, by endpoint', async () => {
     upstream.bodies.set('/hlr-lookup', HLR).set('/mnp-lookup', MNP);
-    await adapter.networkStatus('+14156226819');
-    await adapter.networkStatus('+14156226819');
-    await adapter.portability('+14156226819');
+    await checkFields(adapter, 'network_status', '+14156226819');
+    await checkFields(adapter, 'network_status', '+14156226819');
+    await checkFields(adapter, 'portability', '+14156226819');
     expect(Object.fromEntries(adapter.tally.costByPath())).toEqual({ '/hlr-lookup': 0.02, '/mnp-lookup': 0.005 });
   });
 
@@ -111,18 +118,17 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
     ['completed with an error_code: the answer stands', { connectivity_status: 'UNDETERMINED', error_code: 4 }, { status: 'UNDETERMINED', carrier: 'T-Mobile US' }],
   ])('maps an HLR answer %s', async (_name, overrides, expected) => {
     upstream.bodies.set('/hlr-lookup', answer(HLR, overrides));
-    await expect(adapter.networkStatus('+14156226819')).resolves.toEqual(expected);
+    await expect(checkFields(adapter, 'network_status', '+14156226819')).resolves.toEqual(expected);
   });
 
   it.each([
     ['HLR', null, '/hlr-lookup', { status: 'CONNECTED', carrier: null }],
     ['HLR', ':1234 - SVR/2', '/hlr-lookup', { status: 'CONNECTED', carrier: null }],
-    ['MNP', null, '/mnp-lookup', { isPorted: true, carrier: null }],
-    ['MNP', ':1234 - SVR/2', '/mnp-lookup', { isPorted: true, carrier: null }],
+    ['MNP', null, '/mnp-lookup', { is_ported: true, carrier: null }],
+    ['MNP', ':1234 - SVR/2', '/mnp-lookup', { is_ported: true, carrier: null }],
   ])('answers a ported %s number whose new operator is unknown (ported_network_name %p) with no carrier, never the one it left', async (_lookup, portedName, path, expected) => {
     upstream.bodies.set(path, answer(path === '/hlr-lookup' ? HLR : MNP, { is_ported: true, ported_network_name: portedName }));
-    const work = path === '/hlr-lookup' ? adapter.networkStatus('+14156226819') : adapter.portability('+14156226819');
-    await expect(work).resolves.toEqual(expected);
+    await expect(askAt(path)).resolves.toEqual(expected);
   });
 
   it.each([
@@ -132,14 +138,13 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
     ['an NT query_status FAILED', '/nt-lookup', answer(NT, { query_status: 'FAILED', number_type: null, is_valid: null }), 'query_failed'],
   ])('fails (refunded 503 for the caller) on %s', async (_name, path, body, kind) => {
     upstream.bodies.set(path, body);
-    const work = path === '/hlr-lookup' ? adapter.networkStatus('+14156226819') : path === '/nt-lookup' ? adapter.numberType('+4989702626') : adapter.portability('+14156226819');
-    expect(await failureKind(work)).toBe(kind);
+    expect(await failureKind(askAt(path))).toBe(kind);
     expect(adapter.tally.failureCounts()).toEqual([{ path, kind, count: 1 }]);
   });
 
   it('answers an invalid NT number UNKNOWN, not an error', async () => {
     upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, invalid_reason: 'not a number', number_type: 'UNKNOWN' }));
-    await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+    await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'UNKNOWN' });
   });
 
   describe('an OK NT answer with a number_type we do not know', () => {
@@ -150,7 +155,7 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
     it('answers UNKNOWN, counts each one as kind unknown_number_type and logs each distinct word once', async () => {
       for (const word of ['HOLOGRAM', '', 'HOLOGRAM', 'TELEX\n']) {
         upstream.bodies.set('/nt-lookup', answer(NT, { number_type: word }));
-        await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+        await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'UNKNOWN' });
       }
       expect(adapter.tally.failureCounts()).toEqual([{ path: '/nt-lookup', kind: 'unknown_number_type', count: 4 }]);
       expect(warned.mock.calls.map((call) => call[0])).toEqual([
@@ -162,9 +167,9 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
 
     it('does not count the documented words, nor the word of an invalid number', async () => {
       upstream.bodies.set('/nt-lookup', answer(NT, { number_type: 'MOBILE' }));
-      await adapter.numberType('+4989702626');
+      await checkFields(adapter, 'line_type', '+4989702626');
       upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, number_type: '' }));
-      await expect(adapter.numberType('+4989702626')).resolves.toEqual({ lineType: 'UNKNOWN' });
+      await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'UNKNOWN' });
       expect(adapter.tally.failureCounts()).toEqual([]);
       expect(warned).not.toHaveBeenCalled();
     });
@@ -186,10 +191,8 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
       ['an array instead of an object', '/mnp-lookup', [MNP], '(body)'],
     ])('%s', async (_name, path, body, field) => {
       upstream.bodies.set(path, body);
-      const ask = () =>
-        path === '/hlr-lookup' ? adapter.networkStatus('+14156226819') : path === '/nt-lookup' ? adapter.numberType('+4989702626') : adapter.portability('+14156226819');
-      expect(await failureKind(ask())).toBe('invalid_answer');
-      expect(await failureKind(ask())).toBe('invalid_answer');
+      expect(await failureKind(askAt(path))).toBe('invalid_answer');
+      expect(await failureKind(askAt(path))).toBe('invalid_answer');
       expect(logged).toHaveBeenCalledTimes(1);
       expect(logged.mock.calls[0][0]).toContain(`${path} answer does not match the documented schema at ${field}`);
       expect(adapter.tally.failureCounts()).toEqual([{ path, kind: 'invalid_answer', count: 2 }]);

@@ -6,7 +6,8 @@ import { AppConfigModule } from '../src/config/config.module';
 import { validateEnvironment } from '../src/config/environment';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { LookupCacheStore } from '../src/provider/cache/lookup-cache.store';
-import { LookupProvider } from '../src/provider/port/lookup-provider';
+import { Lane, LookupProvider } from '../src/provider/port/lookup-provider';
+import type { FieldValue } from '../src/checks/check-definition';
 import { LookupOptions, LookupService } from '../src/provider/lookup.service';
 import { CheckRegistry, NumberReport } from '../src/checks/check-registry';
 import type { EnabledChecks } from '../src/checks/checks';
@@ -24,8 +25,18 @@ export interface ProtocolAnswers {
   portability?: { isPorted: unknown; carrier: unknown };
 }
 
-/** The adapters' per-endpoint methods (networkStatus, numberType, portability) beside the port's `answer`. */
-export type ProtocolAdapter = SandboxAdapter | HlrLookupsAdapter;
+/** The fields of each built-in check these tests compare (a record also carries status_reason, mcc, mnc). */
+const COMPARED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  network_status: ['status', 'carrier'],
+  line_type: ['line_type'],
+  portability: ['is_ported', 'carrier'],
+};
+
+/** One check asked by name through the port (LookupProvider.answer), reduced to the fields these tests compare. */
+export async function checkFields(provider: LookupProvider, check: string, e164: string, lane?: Lane): Promise<Record<string, FieldValue>> {
+  const { fields } = await provider.answer(check, e164, lane);
+  return Object.fromEntries((COMPARED_FIELDS[check] ?? Object.keys(fields)).map((name) => [name, fields[name]]));
+}
 
 export interface ProviderTestModule {
   module: TestingModule;
@@ -37,8 +48,8 @@ export interface ProviderTestModule {
   /** LookupService.lookUp projected to /filter's six fields. */
   phoneAnswer(e164: string, checks: EnabledChecks, options?: LookupOptions): Promise<PhoneAnswerDto>;
   provider: LookupProvider;
-  /** The configured adapter, with its protocol-level methods. */
-  adapter: ProtocolAdapter;
+  /** The configured adapter (one upstream: the provider itself). */
+  adapter: SandboxAdapter | HlrLookupsAdapter;
   store: LookupCacheStore;
   health: ProviderHealth;
   close(): Promise<void>;
@@ -65,7 +76,7 @@ export async function startProviderModule(
     lookupAnswers: async (e164, checks, options) => protocolAnswers(await module.get(LookupService).lookUp(e164, checks, options)),
     phoneAnswer: async (e164, checks, options) => module.get(CheckRegistry).toPhoneAnswer(await module.get(LookupService).lookUp(e164, checks, options)),
     provider: module.get(LookupProvider),
-    adapter: module.get(LookupProvider) as ProtocolAdapter,
+    adapter: module.get(LookupProvider) as SandboxAdapter | HlrLookupsAdapter,
     store: module.get(LookupCacheStore),
     health: module.get(ProviderHealth),
     close: () => module.close(),

@@ -7,12 +7,14 @@ import { AppError } from '../src/common/errors';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { digestHeaders } from '../src/provider/adapters/hlr-lookups.protocol';
 import { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
+import { TwilioLookupAdapter } from '../src/provider/adapters/twilio-lookup.adapter';
 import { ProviderUnavailableError } from '../src/provider/port/upstream-failure';
+import type { LookupProvider } from '../src/provider/port/lookup-provider';
 import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { eventually } from './helpers/eventually';
 import { testRedisUrl } from './helpers/redis';
-import { hlrLookupsEnv, ProtocolAdapter, ProviderTestModule, startProviderModule } from './provider-helpers';
+import { checkFields, hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
 const ALL: EnabledChecks = { network_status: true, line_type: true, portability: true };
 const NETWORK_ONLY: EnabledChecks = { network_status: true, line_type: false, portability: false };
@@ -49,55 +51,55 @@ async function expectProviderUnavailable(work: Promise<unknown>): Promise<void> 
 }
 
 /** The test-number table, as every adapter must answer it (docs/api.md). */
-function describeTestNumberTable(name: string, setup: () => { provider: () => ProtocolAdapter; module: () => ProviderTestModule }) {
+function describeTestNumberTable(name: string, setup: () => { provider: () => LookupProvider; module: () => ProviderTestModule }) {
   describe(`${name}: the test-number table`, () => {
     const { provider, module } = setup();
 
     it('answers a normal number CONNECTED, not ported, with its original operator', async () => {
-      await expect(provider().networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
-      await expect(provider().portability(UK.normal)).resolves.toEqual({ isPorted: false, carrier: 'Three' });
-      await expect(provider().numberType(UK.normal)).resolves.toEqual({ lineType: 'MOBILE' });
+      await expect(checkFields(provider(), 'network_status', UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(checkFields(provider(), 'portability', UK.normal)).resolves.toEqual({ is_ported: false, carrier: 'Three' });
+      await expect(checkFields(provider(), 'line_type', UK.normal)).resolves.toEqual({ line_type: 'MOBILE' });
     });
 
     it('answers ...0000 ABSENT', async () => {
-      await expect(provider().networkStatus(UK.absent)).resolves.toMatchObject({ status: 'ABSENT' });
-      await expect(provider().portability(UK.absent)).resolves.toMatchObject({ isPorted: false });
+      await expect(checkFields(provider(), 'network_status', UK.absent)).resolves.toMatchObject({ status: 'ABSENT' });
+      await expect(checkFields(provider(), 'portability', UK.absent)).resolves.toMatchObject({ is_ported: false });
     });
 
     it('answers ...0001 UNDETERMINED', async () => {
-      await expect(provider().networkStatus(UK.undetermined)).resolves.toMatchObject({ status: 'UNDETERMINED' });
+      await expect(checkFields(provider(), 'network_status', UK.undetermined)).resolves.toMatchObject({ status: 'UNDETERMINED' });
     });
 
     it('answers ...0002 CONNECTED and ported to a different operator', async () => {
-      const network = await provider().networkStatus(UK.ported);
-      const portability = await provider().portability(UK.ported);
+      const network = await checkFields(provider(), 'network_status', UK.ported);
+      const portability = await checkFields(provider(), 'portability', UK.ported);
       expect(network.status).toBe('CONNECTED');
-      expect(portability.isPorted).toBe(true);
+      expect(portability.is_ported).toBe(true);
       expect(network.carrier).toEqual(expect.any(String));
       expect(network.carrier).not.toBe('Three');
       expect(portability.carrier).toBe(network.carrier);
     });
 
     it('fails ...0003 as an upstream error', async () => {
-      expect(await unavailableReason(provider().networkStatus(UK.failing))).toBe('upstream_error');
+      expect(await unavailableReason(checkFields(provider(), 'network_status', UK.failing))).toBe('upstream_error');
       await expectProviderUnavailable(module().lookupAnswers(UK.failing, NETWORK_ONLY));
     });
 
     it('times ...0004 out after PROVIDER_TIMEOUT_MS, not after the upstream’s 10 s', async () => {
       const started = Date.now();
-      expect(await unavailableReason(provider().networkStatus(UK.slow))).toBe('timeout');
+      expect(await unavailableReason(checkFields(provider(), 'network_status', UK.slow))).toBe('timeout');
       expect(Date.now() - started).toBeLessThan(5000);
       await expectProviderUnavailable(module().lookupAnswers(UK.slow, ALL));
     });
 
     it('answers a number not valid for its plan ABSENT with no type', async () => {
-      await expect(provider().networkStatus('+10000000000')).resolves.toEqual({ status: 'ABSENT', carrier: null });
-      await expect(provider().numberType('+10000000000')).resolves.toEqual({ lineType: 'UNKNOWN' });
+      await expect(checkFields(provider(), 'network_status', '+10000000000')).resolves.toEqual({ status: 'ABSENT', carrier: null });
+      await expect(checkFields(provider(), 'line_type', '+10000000000')).resolves.toEqual({ line_type: 'UNKNOWN' });
     });
 
     it('answers libphonenumber’s line type (US toll free, German fixed line)', async () => {
-      await expect(provider().numberType('+18002345678')).resolves.toEqual({ lineType: 'TOLL_FREE' });
-      await expect(provider().numberType('+4930123456')).resolves.toEqual({ lineType: 'FIXED_LINE' });
+      await expect(checkFields(provider(), 'line_type', '+18002345678')).resolves.toEqual({ line_type: 'TOLL_FREE' });
+      await expect(checkFields(provider(), 'line_type', '+4930123456')).resolves.toEqual({ line_type: 'FIXED_LINE' });
     });
 
     it('alternates ...0005 between CONNECTED and ABSENT at each live lookup, never from the cache', async () => {
@@ -279,6 +281,18 @@ describe('sandbox provider', () => {
   describeTestNumberTable('sandbox', () => ({ provider: () => m.adapter, module: () => m }));
 });
 
+describe('PROVIDER, the shorthand for LOOKUP_PROVIDERS with one entry', () => {
+  it('runs any adapter: PROVIDER=twilio-lookup is the Twilio adapter with the id twilio-lookup and its TWILIO_LOOKUP_* settings', async () => {
+    const m = await startProviderModule({ PROVIDER: 'twilio-lookup', TWILIO_LOOKUP_URL: 'http://127.0.0.1:9', TWILIO_LOOKUP_KEY: 'AC1', TWILIO_LOOKUP_SECRET: 't' });
+    try {
+      expect(m.provider).toBeInstanceOf(TwilioLookupAdapter);
+      expect(m.provider.upstreams().map((upstream) => upstream.provider)).toEqual(['twilio-lookup']);
+    } finally {
+      await m.close();
+    }
+  });
+});
+
 describe('hlr-lookups adapter against the upstream simulator', () => {
   let sim: UpstreamSimulator;
   let m: ProviderTestModule;
@@ -307,9 +321,9 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     const invalidBefore = invalid();
     const costBefore = new Map(adapter.tally.costByPath());
     for (const number of [UK.normal, UK.absent, UK.undetermined, UK.ported]) {
-      await adapter.networkStatus(number);
-      await adapter.numberType(number);
-      await adapter.portability(number);
+      await checkFields(adapter, 'network_status', number);
+      await checkFields(adapter, 'line_type', number);
+      await checkFields(adapter, 'portability', number);
     }
     expect(invalid()).toEqual(invalidBefore);
     // Four answers per endpoint, at the simulator's cost (0.0100 HLR, 0.0050 NT and MNP).
@@ -322,7 +336,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   it('also works with the real API’s /api/v2 base path', async () => {
     const other = await startProviderModule(hlrLookupsEnv(`${sim.url}/api/v2/`));
     try {
-      await expect(other.adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(checkFields(other.adapter, 'network_status', UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
     } finally {
       await other.close();
     }
@@ -331,7 +345,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   it('turns a bad secret (401) into unavailable, and LookupService into PROVIDER_UNAVAILABLE', async () => {
     const wrong = await startProviderModule(hlrLookupsEnv(sim.url, { HLR_LOOKUPS_SECRET: 'not-the-secret' }));
     try {
-      expect(await unavailableReason(wrong.adapter.networkStatus(UK.normal))).toBe('unauthorized');
+      expect(await unavailableReason(checkFields(wrong.adapter, 'network_status', UK.normal))).toBe('unauthorized');
       await expectProviderUnavailable(wrong.lookupAnswers(UK.normal, ALL));
       await expect(wrong.health.check()).resolves.toMatchObject({ reachable: false });
       expect(wrong.lookups.counters.lookups.network_status.unauthorized).toBe(1);
@@ -359,7 +373,7 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     await stopped.close();
     const m2 = await startProviderModule(hlrLookupsEnv(url));
     try {
-      expect(await unavailableReason(m2.adapter.networkStatus(UK.normal))).toBe('network');
+      expect(await unavailableReason(checkFields(m2.adapter, 'network_status', UK.normal))).toBe('network');
       await expectProviderUnavailable(m2.lookupAnswers(UK.normal, ALL));
       await expect(m2.health.check()).resolves.toMatchObject({ reachable: false, providers: [{ provider: 'hlr-lookups', reachable: false }] });
     } finally {
@@ -381,11 +395,11 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     const port = (flaky.address() as net.AddressInfo).port;
     const m2 = await startProviderModule(hlrLookupsEnv(`http://127.0.0.1:${port}`));
     try {
-      await expect(m2.adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(checkFields(m2.adapter, 'network_status', UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
       expect(connections).toBe(2);
 
       sim.resetStats();
-      expect(await unavailableReason(m2.adapter.networkStatus(UK.failing))).toBe('upstream_error');
+      expect(await unavailableReason(checkFields(m2.adapter, 'network_status', UK.failing))).toBe('upstream_error');
       expect(sim.stats().byPath['/hlr-lookup']).toBe(1);
     } finally {
       await m2.close();
@@ -401,20 +415,20 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
     try {
       const adapter = m2.provider as HlrLookupsAdapter;
       own.setOptions({ outage: true });
-      for (let i = 0; i < 3; i += 1) expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
+      for (let i = 0; i < 3; i += 1) expect(await unavailableReason(checkFields(adapter, 'network_status', UK.normal))).toBe('upstream_error');
       expect(adapter.circuitState('interactive')).toBe('closed'); // fewer calls than the minimum: no verdict yet
-      expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('upstream_error');
+      expect(await unavailableReason(checkFields(adapter, 'network_status', UK.normal))).toBe('upstream_error');
       expect(adapter.circuitState('interactive')).toBe('open');
       expect(adapter.circuitState('batch')).toBe('closed'); // the other lane has its own breaker
 
       own.resetStats();
-      expect(await unavailableReason(adapter.networkStatus(UK.normal))).toBe('circuit_open');
+      expect(await unavailableReason(checkFields(adapter, 'network_status', UK.normal))).toBe('circuit_open');
       await expectProviderUnavailable(m2.lookupAnswers(UK.normal, ALL));
       expect(own.stats().requests).toBe(0);
 
       own.setOptions({ outage: false });
       await new Promise((resolve) => setTimeout(resolve, 350));
-      await expect(adapter.networkStatus(UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+      await expect(checkFields(adapter, 'network_status', UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
       expect(adapter.circuitState('interactive')).toBe('closed');
       expect(own.stats().requests).toBe(1);
     } finally {

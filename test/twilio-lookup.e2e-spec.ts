@@ -2,6 +2,7 @@ import { TwilioLookupAdapter } from '../src/provider/adapters/twilio-lookup.adap
 import { ResilientUpstream } from '../src/provider/resilience/resilient-upstream';
 import { startTwilioSimulator, TWILIO_SIMULATOR_DEFAULTS, TwilioSimulator } from '../tools/twilio-simulator/simulator';
 import { TEST_NUMBERS } from './helpers/numbers';
+import { checkFields } from './provider-helpers';
 
 const BREAKER = { failureRate: 0.5, windowMs: 10_000, minCalls: 5, halfOpenMs: 60_000 };
 
@@ -30,14 +31,14 @@ describe('Twilio Lookup v2 adapter against its simulator', () => {
   });
 
   it('maps Line Status to the network status (active → CONNECTED, unreachable → ABSENT, unknown → UNDETERMINED)', async () => {
-    await expect(adapter.networkStatus(TEST_NUMBERS.connected)).resolves.toEqual({ status: 'CONNECTED', carrier: null });
-    await expect(adapter.networkStatus(TEST_NUMBERS.absent)).resolves.toEqual({ status: 'ABSENT', carrier: null });
-    await expect(adapter.networkStatus(TEST_NUMBERS.undetermined)).resolves.toEqual({ status: 'UNDETERMINED', carrier: null });
+    await expect(checkFields(adapter, 'network_status', TEST_NUMBERS.connected)).resolves.toEqual({ status: 'CONNECTED', carrier: null });
+    await expect(checkFields(adapter, 'network_status', TEST_NUMBERS.absent)).resolves.toEqual({ status: 'ABSENT', carrier: null });
+    await expect(checkFields(adapter, 'network_status', TEST_NUMBERS.undetermined)).resolves.toEqual({ status: 'UNDETERMINED', carrier: null });
   });
 
   it('maps Line Type Intelligence to the line type', async () => {
-    await expect(adapter.numberType(TEST_NUMBERS.connected)).resolves.toEqual({ lineType: 'MOBILE' });
-    await expect(adapter.numberType('+442079460000')).resolves.toEqual({ lineType: 'FIXED_LINE' });
+    await expect(checkFields(adapter, 'line_type', TEST_NUMBERS.connected)).resolves.toEqual({ line_type: 'MOBILE' });
+    await expect(checkFields(adapter, 'line_type', '+442079460000')).resolves.toEqual({ line_type: 'FIXED_LINE' });
   });
 
   it('answers the port one check at a time with its full record, naming the provider', async () => {
@@ -64,13 +65,13 @@ describe('Twilio Lookup v2 adapter against its simulator', () => {
     ['giant', 'oversized'],
   ] as const)('fault %s is a refundable failure (%s), never a charged answer', async (fault, kind) => {
     simulator.setOptions({ fault });
-    expect(await failureOf(adapter.networkStatus(TEST_NUMBERS.connected))).toMatchObject({ kind });
+    expect(await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.connected))).toMatchObject({ kind });
   });
 
   it('wrong credentials: unauthorized; the probe says so too', async () => {
     const wrong = twilioAdapter(simulator.url, 'wrong-token');
     try {
-      expect(await failureOf(wrong.networkStatus(TEST_NUMBERS.connected))).toEqual({ reason: 'unauthorized', kind: 'http_401' });
+      expect(await failureOf(checkFields(wrong, 'network_status', TEST_NUMBERS.connected))).toEqual({ reason: 'unauthorized', kind: 'http_401' });
       await expect(wrong.ping()).rejects.toMatchObject({ reason: 'unauthorized' });
       await expect(adapter.ping()).resolves.toBeUndefined();
     } finally {
@@ -79,10 +80,10 @@ describe('Twilio Lookup v2 adapter against its simulator', () => {
   });
 
   it('a failing test number (error_code in the package) is that number failing: the breaker stays closed', async () => {
-    for (let i = 0; i < 10; i++) expect(await failureOf(adapter.networkStatus(TEST_NUMBERS.failing))).toMatchObject({ kind: 'query_failed' });
+    for (let i = 0; i < 10; i++) expect(await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.failing))).toMatchObject({ kind: 'query_failed' });
     expect(adapter.circuitState('interactive')).toBe('closed');
     simulator.setOptions({ outage: true });
-    for (let i = 0; i < 15; i++) await failureOf(adapter.networkStatus(TEST_NUMBERS.connected));
+    for (let i = 0; i < 15; i++) await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.connected));
     expect(adapter.circuitState('interactive')).toBe('open');
     expect(adapter.circuitState('batch')).toBe('closed');
   });

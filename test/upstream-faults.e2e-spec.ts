@@ -11,7 +11,7 @@ import { expectError } from './helpers/expect-error';
 import { ledgerState } from './helpers/ledger';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
-import { hlrLookupsEnv, hlrLookupsAdapter } from './provider-helpers';
+import { checkFields, hlrLookupsEnv, hlrLookupsAdapter } from './provider-helpers';
 
 /** A plan-valid UK mobile (original operator Three) that is not one of the table's test numbers. */
 const NUMBER = '+447400123456';
@@ -133,8 +133,8 @@ describe('hlr-lookups adapter: each documented failure, played by the simulator'
   const CASES: Array<[SimulatedFault, unknown, unknown, unknown]> = [
     ['rejected', 'fail:upstream_error:processing_rejected', 'fail:upstream_error:query_failed', 'fail:upstream_error:query_failed'],
     ['failed', 'fail:upstream_error:processing_failed', 'fail:upstream_error:query_failed', 'fail:upstream_error:query_failed'],
-    ['error-code', { status: 'UNDETERMINED', carrier: 'Three' }, { lineType: 'MOBILE' }, { isPorted: false, carrier: 'Three' }],
-    ['roaming', { status: 'CONNECTED', carrier: 'Three' }, { lineType: 'MOBILE' }, { isPorted: false, carrier: 'Three' }],
+    ['error-code', { status: 'UNDETERMINED', carrier: 'Three' }, { line_type: 'MOBILE' }, { is_ported: false, carrier: 'Three' }],
+    ['roaming', { status: 'CONNECTED', carrier: 'Three' }, { line_type: 'MOBILE' }, { is_ported: false, carrier: 'Three' }],
     ['missing-field', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
     ['wrong-type', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
     ['partial', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
@@ -151,17 +151,17 @@ describe('hlr-lookups adapter: each documented failure, played by the simulator'
   it.each(CASES)('%s, for one number only: network %p, type %p, portability %p', async (fault, network, type, portability) => {
     sim.setOptions({ faultsByNumber: { [NUMBER]: fault }, slowMs: 3000 });
     adapter = adapterFor(sim, 300);
-    expect(await outcome(adapter.networkStatus(NUMBER))).toEqual(network);
-    expect(await outcome(adapter.numberType(NUMBER))).toEqual(type);
-    expect(await outcome(adapter.portability(NUMBER))).toEqual(portability);
+    expect(await outcome(checkFields(adapter, 'network_status', NUMBER))).toEqual(network);
+    expect(await outcome(checkFields(adapter, 'line_type', NUMBER))).toEqual(type);
+    expect(await outcome(checkFields(adapter, 'portability', NUMBER))).toEqual(portability);
     // Other numbers are untouched by a fault set for one number.
-    await expect(adapter.networkStatus('+447400125555')).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
+    await expect(checkFields(adapter, 'network_status', '+447400125555')).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
   });
 
   it('counts an error_code on a completed answer, and the upstream cost of every answered lookup', async () => {
     sim.setOptions({ fault: 'error-code' });
-    await adapter.networkStatus(NUMBER);
-    await adapter.portability(NUMBER);
+    await checkFields(adapter, 'network_status', NUMBER);
+    await checkFields(adapter, 'portability', NUMBER);
     expect(adapter.tally.failureCounts()).toEqual([
       { path: '/hlr-lookup', kind: 'error_code', count: 1 },
       { path: '/mnp-lookup', kind: 'error_code', count: 1 },
@@ -171,14 +171,14 @@ describe('hlr-lookups adapter: each documented failure, played by the simulator'
 
   it('honours the upstream’s limit: after a 429 it sends nothing until Retry-After has passed', async () => {
     sim.setOptions({ rateLimit: { requests: 2, windowSeconds: 1 } });
-    await adapter.networkStatus(NUMBER);
-    await adapter.networkStatus(NUMBER);
-    expect(await outcome(adapter.networkStatus(NUMBER))).toBe('fail:upstream_error:rate_limited');
+    await checkFields(adapter, 'network_status', NUMBER);
+    await checkFields(adapter, 'network_status', NUMBER);
+    expect(await outcome(checkFields(adapter, 'network_status', NUMBER))).toBe('fail:upstream_error:rate_limited');
     const sent = sim.stats().requests;
-    expect(await outcome(adapter.portability(NUMBER))).toBe('fail:upstream_error:rate_limit_wait');
+    expect(await outcome(checkFields(adapter, 'portability', NUMBER))).toBe('fail:upstream_error:rate_limit_wait');
     expect(sim.stats().requests).toBe(sent);
     expect(sim.stats().byStatus['429']).toBe(1);
-    const answer = await eventually(() => outcome(adapter.networkStatus(NUMBER)), (value) => typeof value === 'object', 5000, 100);
+    const answer = await eventually(() => outcome(checkFields(adapter, 'network_status', NUMBER)), (value) => typeof value === 'object', 5000, 100);
     expect(answer).toEqual({ status: 'CONNECTED', carrier: 'Three' });
   });
 

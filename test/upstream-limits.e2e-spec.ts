@@ -4,7 +4,7 @@ import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-sim
 import { createAccount } from './factories/accounts';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
-import { hlrLookupsAdapter, hlrLookupsEnv } from './provider-helpers';
+import { checkFields, hlrLookupsAdapter, hlrLookupsEnv } from './provider-helpers';
 
 const MiB = 1024 * 1024;
 /** What the giant answer would be: far more than any socket buffer between the two ends. */
@@ -32,7 +32,7 @@ describe('upstream answers are capped in bytes and in whole-response time', () =
     try {
       simulator.setOptions({ fault: 'giant' });
       simulator.resetStats();
-      const failure = await failureOf(adapter.networkStatus(TEST_NUMBERS.connected));
+      const failure = await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.connected));
       expect(failure).toBeInstanceOf(UpstreamFailure);
       expect(failure).toMatchObject({ reason: 'upstream_error', kind: 'oversized' });
       // main: every one of the 64 MiB was read (and parsed) before anything was decided
@@ -48,7 +48,7 @@ describe('upstream answers are capped in bytes and in whole-response time', () =
     const adapter = hlrLookupsAdapter({ baseUrl: simulator.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 5000, retries: 0, breaker: { failureRate: 0.5, windowMs: 10_000, minCalls: 100, halfOpenMs: 1000 }, maxResponseBytes: 2 * MiB });
     try {
       simulator.setOptions({ fault: 'giant', giantBytes: MiB });
-      await expect(adapter.networkStatus(TEST_NUMBERS.connected)).resolves.toMatchObject({ status: 'CONNECTED' });
+      await expect(checkFields(adapter, 'network_status', TEST_NUMBERS.connected)).resolves.toMatchObject({ status: 'CONNECTED' });
     } finally {
       simulator.setOptions({ giantBytes: GIANT_BYTES });
       adapter.onModuleDestroy();
@@ -62,12 +62,12 @@ describe('upstream answers are capped in bytes and in whole-response time', () =
       const patient = hlrLookupsAdapter({ baseUrl: simulator.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 30_000, retries: 0, breaker: { failureRate: 0.5, windowMs: 10_000, minCalls: 100, halfOpenMs: 1000 } });
       simulator.setOptions({ fault: 'drip', slowMs: 0 });
       simulator.resetStats();
-      await expect(patient.networkStatus(TEST_NUMBERS.connected)).resolves.toMatchObject({ status: 'CONNECTED' }).finally(() => patient.onModuleDestroy());
+      await expect(checkFields(patient, 'network_status', TEST_NUMBERS.connected)).resolves.toMatchObject({ status: 'CONNECTED' }).finally(() => patient.onModuleDestroy());
       const whole = simulator.stats().streamedBytes;
 
       simulator.setOptions({ fault: 'drip', slowMs: 6000 });
       simulator.resetStats();
-      expect(await failureOf(adapter.networkStatus(TEST_NUMBERS.connected))).toMatchObject({ reason: 'timeout' });
+      expect(await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.connected))).toMatchObject({ reason: 'timeout' });
       // The stream was given up at the deadline, not read to its end.
       await new Promise((resolve) => setTimeout(resolve, 300));
       const { streamedBytes } = simulator.stats();

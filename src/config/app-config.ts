@@ -52,14 +52,12 @@ export class AppConfig {
   readonly redisCallBudgetMs: number;
   readonly adminToken: string | undefined;
   readonly provider: {
-    kind: 'sandbox' | 'hlr-lookups';
-    hlrLookups: { baseUrl: string; key: string; secret: string };
     timeoutMs: number;
     retries: number;
     breaker: BreakerOptions;
     /** The biggest upstream answer read, in bytes; a bigger one is cut off and refunded. */
     maxResponseBytes: number;
-    /** The upstreams in priority order: LOOKUP_PROVIDERS, or the one of PROVIDER. */
+    /** The upstreams in priority order: LOOKUP_PROVIDERS, or the one of PROVIDER (the sandbox when neither is set). */
     upstreams: ProviderEntry[];
     /** LOOKUP_ROUTING: per check, per calling code, residency (none: LOOKUP_PROVIDERS' order for all). */
     routing: RoutingRules;
@@ -138,12 +136,6 @@ export class AppConfig {
     this.redisCallBudgetMs = env.REDIS_CALL_BUDGET_MS;
     this.adminToken = env.ADMIN_TOKEN;
     this.provider = {
-      kind: env.PROVIDER,
-      hlrLookups: {
-        baseUrl: env.HLR_LOOKUPS_URL.replace(/\/+$/, ''),
-        key: env.HLR_LOOKUPS_KEY ?? '',
-        secret: env.HLR_LOOKUPS_SECRET ?? '',
-      },
       timeoutMs: env.PROVIDER_TIMEOUT_MS,
       retries: env.PROVIDER_RETRIES,
       breaker: {
@@ -161,9 +153,7 @@ export class AppConfig {
         failureRate: env.LOOKUP_DEMOTE_FAILURE_RATE,
         latencyMs: env.LOOKUP_DEMOTE_LATENCY_MS,
       },
-      upstreams: env.lookupProviderEntries ?? [
-        { id: env.PROVIDER, adapter: env.PROVIDER, baseUrl: env.HLR_LOOKUPS_URL.replace(/\/+$/, ''), key: env.HLR_LOOKUPS_KEY ?? '', secret: env.HLR_LOOKUPS_SECRET ?? '', price: 0 },
-      ],
+      upstreams: env.lookupProviderEntries,
       routing: env.lookupRouting ?? { checks: {}, countries: {}, residency: {} },
     };
     this.checkTuning = checkVariables(env);
@@ -236,9 +226,6 @@ export class AppConfig {
     }
     // A KeyObject, made once: see HashKey in common/keyed-hash.ts.
     this.dataHashKey = createSecretKey(resolveDataHashKey(env.DATA_HASH_KEY, env.NODE_ENV));
-    if (this.provider.kind === 'hlr-lookups' && (!this.provider.hlrLookups.key || !this.provider.hlrLookups.secret)) {
-      throw new Error('PROVIDER=hlr-lookups needs HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET');
-    }
   }
 }
 

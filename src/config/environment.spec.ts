@@ -8,14 +8,12 @@ describe('validateEnvironment', () => {
     const env = validateEnvironment({});
     const config = new AppConfig(env, 'postgres://x');
     expect(config.port).toBe(3000);
-    expect(config.provider.kind).toBe('sandbox');
+    expect(config.provider.upstreams).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
     // Prices and cache lifetimes: each check's definition names its variable and default (src/checks/).
     const checks = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })), config.checkTuning);
     expect(Object.fromEntries(checks.names().map((name) => [name, checks.price(name)]))).toEqual({ network_status: 4, line_type: 1, portability: 2 });
     expect(Object.fromEntries(checks.names().map((name) => [name, checks.cacheTtlSeconds(name)]))).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
     expect(config.provider.timeoutMs).toBe(3000);
-    // The base of the documentation's examples and of the official SDKs (docs/upstream-hlr-lookups.md).
-    expect(config.provider.hlrLookups.baseUrl).toBe('https://www.hlr-lookups.com/api/v2');
     expect(config.adminToken).toBeUndefined();
     expect(config.redisUrl).toBeUndefined();
   });
@@ -124,8 +122,10 @@ describe('validateEnvironment', () => {
     for (const secret of ['short-secret-hash-key', 'db-pass-123', 'redis-pass-456']) expect(message).not.toContain(secret);
   });
 
-  it('needs the key and secret for the hlr-lookups provider', () => {
-    expect(() => new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups' }), 'postgres://x')).toThrow(/HLR_LOOKUPS_KEY/);
+  it('needs the key and secret for the hlr-lookups provider, named at validation like every other mistake', () => {
+    expect(() => validateEnvironment({ PROVIDER: 'hlr-lookups' })).toThrow(
+      new ConfigurationError('Invalid configuration:\n  - HLR_LOOKUPS_KEY and HLR_LOOKUPS_SECRET: required for provider hlr-lookups (adapter hlr-lookups)'),
+    );
   });
 });
 

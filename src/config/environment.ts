@@ -6,7 +6,6 @@ import {
   IsNumber,
   IsOptional,
   IsString,
-  IsUrl,
   Matches,
   Max,
   Min,
@@ -17,6 +16,7 @@ import {
 } from 'class-validator';
 import { parseCorsOrigins, parseTrustProxy } from './http-options';
 import { parseLookupProviders, parseLookupRouting, ProviderEntry, RoutingRules } from './lookup-providers';
+import { UPSTREAM_ADAPTER_NAMES, type UpstreamAdapterName } from './upstream-adapters';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 
 /** A string the given parser accepts (the parser, not a regex, is the one definition of the format). */
@@ -73,17 +73,13 @@ export class EnvironmentVariables {
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
-  @IsIn(['sandbox', 'hlr-lookups'])
-  PROVIDER: 'sandbox' | 'hlr-lookups' = 'sandbox';
-
-  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
-  HLR_LOOKUPS_URL: string = 'https://www.hlr-lookups.com/api/v2';
-
-  @IsOptional() @IsString()
-  HLR_LOOKUPS_KEY?: string;
-
-  @IsOptional() @IsString()
-  HLR_LOOKUPS_SECRET?: string;
+  /**
+   * Shorthand for LOOKUP_PROVIDERS with one entry: `PROVIDER=hlr-lookups` is `LOOKUP_PROVIDERS=hlr-lookups`
+   * (its settings `HLR_LOOKUPS_URL`, `HLR_LOOKUPS_KEY`, `HLR_LOOKUPS_SECRET`). Unset with LOOKUP_PROVIDERS
+   * unset: the sandbox.
+   */
+  @IsOptional() @IsIn(UPSTREAM_ADAPTER_NAMES)
+  PROVIDER?: UpstreamAdapterName;
 
   @IsInt() @Min(50) @Max(60000)
   PROVIDER_TIMEOUT_MS: number = 3000;
@@ -112,7 +108,8 @@ export class EnvironmentVariables {
 
   /**
    * Provider ids in priority order (e.g. `hlr-lookups,backup`), each configured by `<ID>_ADAPTER`,
-   * `<ID>_URL`, `<ID>_KEY`, `<ID>_SECRET` (src/config/lookup-providers.ts). Unset: PROVIDER alone.
+   * `<ID>_URL`, `<ID>_KEY`, `<ID>_SECRET` as its adapter needs (src/config/lookup-providers.ts).
+   * Unset: PROVIDER's one, or the sandbox.
    */
   @IsOptional() @IsString()
   LOOKUP_PROVIDERS?: string;
@@ -152,8 +149,8 @@ export class EnvironmentVariables {
   /** LOOKUP_ROUTING as validated (set by validateEnvironment, not read from the environment). */
   lookupRouting?: RoutingRules;
 
-  /** The upstreams of LOOKUP_PROVIDERS as validated (set by validateEnvironment, not read from the environment). */
-  lookupProviderEntries?: ProviderEntry[];
+  /** The upstreams of LOOKUP_PROVIDERS (or PROVIDER) as validated (set by validateEnvironment, not read from the environment). */
+  lookupProviderEntries: ProviderEntry[] = [];
 
   /** The biggest upstream answer read (1 MiB): a bigger one is cut off as it arrives, and the call refunded. */
   @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
@@ -431,16 +428,16 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     if (Number.isSafeInteger(number) && number <= rule.max) env[name as `PRICE_${string}`] = number;
     else problems.push(`  - ${name}=${JSON.stringify(value)}: ${name} must be an integer from 0 to ${rule.max}`);
   }
-  if (env.LOOKUP_PROVIDERS !== undefined) {
-    const parsed = parseLookupProviders(env.LOOKUP_PROVIDERS, withoutBlanks);
-    problems.push(...parsed.problems);
-    env.lookupProviderEntries = parsed.entries;
+  if (env.PROVIDER !== undefined && env.LOOKUP_PROVIDERS !== undefined && env.LOOKUP_PROVIDERS.trim() !== env.PROVIDER) {
+    problems.push(`  - PROVIDER=${JSON.stringify(env.PROVIDER)}: a shorthand for LOOKUP_PROVIDERS=${env.PROVIDER}, which is set to ${JSON.stringify(env.LOOKUP_PROVIDERS)}: set one of them`);
   }
+  const parsed = parseLookupProviders(env.LOOKUP_PROVIDERS ?? env.PROVIDER ?? 'sandbox', withoutBlanks);
+  problems.push(...parsed.problems);
+  env.lookupProviderEntries = parsed.entries;
   if (env.LOOKUP_ROUTING !== undefined) {
-    const ids = env.lookupProviderEntries?.map((entry) => entry.id) ?? [env.PROVIDER];
     const routing = parseLookupRouting(
       env.LOOKUP_ROUTING,
-      ids,
+      env.lookupProviderEntries.map((entry) => entry.id),
       BUILT_IN_CHECKS.map((check) => check.name),
     );
     problems.push(...routing.problems);

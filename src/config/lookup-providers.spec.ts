@@ -1,10 +1,30 @@
 import { AppConfig } from './app-config';
 import { ConfigurationError, validateEnvironment } from './environment';
+import { parseLookupProviders } from './lookup-providers';
+import type { UpstreamAdapterName } from './upstream-adapters';
 
 describe('LOOKUP_PROVIDERS', () => {
-  it('without it, PROVIDER and HLR_LOOKUPS_* are the one upstream', () => {
-    const config = new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups', HLR_LOOKUPS_KEY: 'k', HLR_LOOKUPS_SECRET: 's' }), 'postgres://x');
-    expect(config.provider.upstreams).toEqual([{ id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'https://www.hlr-lookups.com/api/v2', key: 'k', secret: 's', price: 0 }]);
+  it('PROVIDER is its shorthand with one entry: PROVIDER=hlr-lookups is LOOKUP_PROVIDERS=hlr-lookups, its settings HLR_LOOKUPS_*', () => {
+    const settings = { HLR_LOOKUPS_KEY: 'k', HLR_LOOKUPS_SECRET: 's', HLR_LOOKUPS_URL: 'http://127.0.0.1:4010/api/v2/' };
+    const shorthand = new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups', ...settings }), 'postgres://x').provider.upstreams;
+    expect(shorthand).toEqual([{ id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'http://127.0.0.1:4010/api/v2', key: 'k', secret: 's', price: 0 }]);
+    expect(new AppConfig(validateEnvironment({ LOOKUP_PROVIDERS: 'hlr-lookups', ...settings }), 'postgres://x').provider.upstreams).toEqual(shorthand);
+  });
+
+  it('PROVIDER takes any adapter, each with the settings its protocol needs', () => {
+    expect(validateEnvironment({ PROVIDER: 'twilio-lookup', TWILIO_LOOKUP_KEY: 'AC1', TWILIO_LOOKUP_SECRET: 't1' }).lookupProviderEntries).toEqual([
+      { id: 'twilio-lookup', adapter: 'twilio-lookup', baseUrl: 'https://lookups.twilio.com', key: 'AC1', secret: 't1', price: 0 },
+    ]);
+    expect(() => validateEnvironment({ PROVIDER: 'twilio-lookup' })).toThrow('TWILIO_LOOKUP_KEY and TWILIO_LOOKUP_SECRET: required for provider twilio-lookup (adapter twilio-lookup)');
+    expect(() => validateEnvironment({ PROVIDER: 'pigeon' })).toThrow(/PROVIDER="pigeon": PROVIDER must be one of the following values: sandbox, hlr-lookups, twilio-lookup/);
+  });
+
+  it('neither set: the sandbox; both set and different: one line says to set one of them', () => {
+    expect(validateEnvironment({}).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
+    expect(validateEnvironment({ PROVIDER: 'sandbox', LOOKUP_PROVIDERS: 'sandbox' }).lookupProviderEntries).toHaveLength(1);
+    expect(() => validateEnvironment({ PROVIDER: 'sandbox', LOOKUP_PROVIDERS: 'a,b', A_ADAPTER: 'sandbox', B_ADAPTER: 'sandbox' })).toThrow(
+      'PROVIDER="sandbox": a shorthand for LOOKUP_PROVIDERS=sandbox, which is set to "a,b": set one of them',
+    );
   });
 
   it('reads each id from <ID>_ADAPTER (default: the id), _URL (default: the adapter public API), _KEY and _SECRET, in priority order', () => {
@@ -74,6 +94,15 @@ describe('LOOKUP_PROVIDERS', () => {
 
   it('a sandbox needs no credentials', () => {
     expect(validateEnvironment({ LOOKUP_PROVIDERS: 'sandbox' }).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
+  });
+
+  it('asks only for the settings the adapter declares: a bearer-token upstream needs <ID>_KEY and no <ID>_SECRET', () => {
+    const bearer = { name: 'bearer-api' as UpstreamAdapterName, summary: 'a bearer-token upstream', settings: { url: { default: 'https://bearer.example.com' }, key: 'the token' } };
+    expect(parseLookupProviders('b', { B_ADAPTER: 'bearer-api', B_KEY: 'tok' }, [bearer])).toEqual({
+      entries: [{ id: 'b', adapter: 'bearer-api', baseUrl: 'https://bearer.example.com', key: 'tok', secret: '', price: 0 }],
+      problems: [],
+    });
+    expect(parseLookupProviders('b', { B_ADAPTER: 'bearer-api', B_SECRET: 'x' }, [bearer]).problems).toEqual(['  - B_KEY: required for provider b (adapter bearer-api)']);
   });
 });
 

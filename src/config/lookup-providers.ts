@@ -1,4 +1,5 @@
 import { isSupportedCountry } from 'libphonenumber-js/max';
+import { UPSTREAM_ADAPTERS, type UpstreamAdapter, type UpstreamAdapterName } from './upstream-adapters';
 
 /**
  * Where each check of a number may go, and in which order (LOOKUP_ROUTING, docs/operations.md):
@@ -15,26 +16,19 @@ export interface RoutingRules {
   residency: Record<string, string[]>;
 }
 
-/** The adapters a provider id can run on. */
-export const PROVIDER_ADAPTERS = ['sandbox', 'hlr-lookups', 'twilio-lookup'] as const;
-export type ProviderAdapterName = (typeof PROVIDER_ADAPTERS)[number];
-
-/** One upstream of LOOKUP_PROVIDERS (or the one of PROVIDER): its id, adapter, address and credentials. */
+/**
+ * One upstream of LOOKUP_PROVIDERS (or the one of PROVIDER): its id, adapter, address and credentials
+ * (empty where its adapter reads none: src/config/upstream-adapters.ts).
+ */
 export interface ProviderEntry {
   id: string;
-  adapter: ProviderAdapterName;
+  adapter: UpstreamAdapterName;
   baseUrl: string;
   key: string;
   secret: string;
   /** What one check costs at this provider (`<ID>_PRICE`), for the order between equals; 0 when not given. */
   price: number;
 }
-
-const DEFAULT_URLS: Record<ProviderAdapterName, string> = {
-  sandbox: '',
-  'hlr-lookups': 'https://www.hlr-lookups.com/api/v2',
-  'twilio-lookup': 'https://lookups.twilio.com',
-};
 
 /** `hlr-lookups` → `HLR_LOOKUPS`: the prefix of an id's variables. */
 export function providerEnvPrefix(id: string): string {
@@ -44,11 +38,16 @@ export function providerEnvPrefix(id: string): string {
 /**
  * The upstreams named by LOOKUP_PROVIDERS (ids in priority order, e.g. `hlr-lookups,backup`; ids joined
  * by `|` are equals, asked cheapest first by `<ID>_PRICE`, e.g. `a|b,c`), each read from `<ID>_ADAPTER`
- * (default: the id itself), `<ID>_URL` (default: the adapter's public API), `<ID>_KEY` and
- * `<ID>_SECRET` (required but for the sandbox) and `<ID>_PRICE` (optional). Returns the entries in the
- * order to ask them, and the problems, one line each, so that start-up names every mistake at once.
+ * (default: the id itself), the settings its adapter's protocol reads (src/config/upstream-adapters.ts:
+ * `<ID>_URL`, default the adapter's public API; `<ID>_KEY`, `<ID>_SECRET`, required when it reads them)
+ * and `<ID>_PRICE` (optional). Returns the entries in the order to ask them, and the problems, one line
+ * each, so that start-up names every mistake at once.
  */
-export function parseLookupProviders(list: string, raw: Record<string, unknown>): { entries: ProviderEntry[]; problems: string[] } {
+export function parseLookupProviders(
+  list: string,
+  raw: Record<string, unknown>,
+  adapters: ReadonlyArray<UpstreamAdapter & { readonly name: UpstreamAdapterName }> = UPSTREAM_ADAPTERS,
+): { entries: ProviderEntry[]; problems: string[] } {
   const entries: Array<ProviderEntry & { tier: number }> = [];
   const problems: string[] = [];
   const ids = list.split(',').flatMap((group, tier) => group.split('|').map((id) => ({ id: id.trim(), tier })));
@@ -68,21 +67,23 @@ export function parseLookupProviders(list: string, raw: Record<string, unknown>)
       const value = raw[`${prefix}_${name}`];
       return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
     };
-    const adapter = read('ADAPTER') ?? id;
-    if (!(PROVIDER_ADAPTERS as readonly string[]).includes(adapter)) {
-      problems.push(`  - ${prefix}_ADAPTER=${JSON.stringify(adapter)}: must be one of ${PROVIDER_ADAPTERS.join(', ')} (provider ${id})`);
+    const adapterName = read('ADAPTER') ?? id;
+    const adapter = adapters.find(({ name }) => name === adapterName);
+    if (!adapter) {
+      problems.push(`  - ${prefix}_ADAPTER=${JSON.stringify(adapterName)}: must be one of ${adapters.map(({ name }) => name).join(', ')} (provider ${id})`);
       continue;
     }
-    const name = adapter as ProviderAdapterName;
-    const baseUrl = (read('URL') ?? DEFAULT_URLS[name]).replace(/\/+$/, '');
-    if (name !== 'sandbox' && !isHttpUrl(baseUrl)) problems.push(`  - ${prefix}_URL=${JSON.stringify(baseUrl)}: must be an http(s) URL (provider ${id})`);
-    const key = read('KEY') ?? '';
-    const secret = read('SECRET') ?? '';
-    if (name !== 'sandbox' && (!key || !secret)) problems.push(`  - ${prefix}_KEY and ${prefix}_SECRET: required for provider ${id} (adapter ${name})`);
+    const { url, key: needsKey, secret: needsSecret } = adapter.settings;
+    const baseUrl = url ? (read('URL') ?? url.default).replace(/\/+$/, '') : '';
+    if (url && !isHttpUrl(baseUrl)) problems.push(`  - ${prefix}_URL=${JSON.stringify(baseUrl)}: must be an http(s) URL (provider ${id})`);
+    const key = needsKey ? (read('KEY') ?? '') : '';
+    const secret = needsSecret ? (read('SECRET') ?? '') : '';
+    const missing = [needsKey && !key ? `${prefix}_KEY` : undefined, needsSecret && !secret ? `${prefix}_SECRET` : undefined].filter((name) => name !== undefined);
+    if (missing.length > 0) problems.push(`  - ${missing.join(' and ')}: required for provider ${id} (adapter ${adapter.name})`);
     const priceText = read('PRICE');
     const price = priceText === undefined ? 0 : Number(priceText);
     if (!Number.isFinite(price) || price < 0) problems.push(`  - ${prefix}_PRICE=${JSON.stringify(priceText)}: must be a number, 0 or more (provider ${id})`);
-    entries.push({ id, adapter: name, baseUrl, key, secret, price: Number.isFinite(price) ? price : 0, tier });
+    entries.push({ id, adapter: adapter.name, baseUrl, key, secret, price: Number.isFinite(price) ? price : 0, tier });
   }
   // Cost-aware between equals: within a group the cheapest first (a stable sort keeps the listed order on ties).
   const ordered = [...entries].sort((a, b) => a.tier - b.tier || a.price - b.price);

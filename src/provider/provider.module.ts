@@ -5,6 +5,7 @@ import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 import { HlrLookupsAdapter } from './adapters/hlr-lookups.adapter';
 import { TwilioLookupAdapter } from './adapters/twilio-lookup.adapter';
 import type { ProviderEntry } from '../config/lookup-providers';
+import type { UpstreamAdapterName } from '../config/upstream-adapters';
 import { FailoverProvider } from './routing/failover-provider';
 import { SandboxAdapter } from './adapters/sandbox.adapter';
 import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './cache/lookup-cache.store';
@@ -16,7 +17,7 @@ import { ProviderMetrics } from './metrics/provider-metrics';
 import { ResilienceOptions, ResilientUpstream } from './resilience/resilient-upstream';
 
 /**
- * The upstreams of the configuration (LOOKUP_PROVIDERS, or PROVIDER alone), each adapter given the
+ * The upstreams of the configuration (LOOKUP_PROVIDERS, or its shorthand PROVIDER), each adapter given the
  * resilience every upstream gets; several are asked in priority order behind a FailoverProvider.
  */
 export function createLookupProvider(config: AppConfig): LookupProvider {
@@ -32,16 +33,16 @@ export function createLookupProvider(config: AppConfig): LookupProvider {
   );
 }
 
+/** One factory per adapter of src/config/upstream-adapters.ts (the type makes a missing one a compile error). */
+const ADAPTER_FACTORIES: Record<UpstreamAdapterName, (entry: ProviderEntry, config: AppConfig) => LookupProvider> = {
+  sandbox: ({ id }, config) => new SandboxAdapter(config.provider.timeoutMs, id),
+  'hlr-lookups': ({ id, baseUrl, key, secret }, config) => new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config))),
+  'twilio-lookup': ({ id, baseUrl, key, secret }, config) =>
+    new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config))),
+};
+
 function createAdapter(entry: ProviderEntry, config: AppConfig): LookupProvider {
-  const { id, adapter, baseUrl, key, secret } = entry;
-  switch (adapter) {
-    case 'sandbox':
-      return new SandboxAdapter(config.provider.timeoutMs, id);
-    case 'hlr-lookups':
-      return new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config)));
-    case 'twilio-lookup':
-      return new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config)));
-  }
+  return ADAPTER_FACTORIES[entry.adapter](entry, config);
 }
 
 /**

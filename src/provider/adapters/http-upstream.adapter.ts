@@ -1,7 +1,6 @@
 import { Logger, OnModuleDestroy } from '@nestjs/common';
 import type { CheckAnswer, FieldValue } from '../../checks/check-definition';
 import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../port/lookup-provider';
-import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
 import { ProviderAttempts } from '../port/provider-attempts';
 import { UpstreamTally } from '../port/upstream-tally';
@@ -37,21 +36,6 @@ export abstract class HttpUpstreamAdapter extends LookupProvider implements Upst
   /** One check's full record: its fields, this provider, now. */
   async answer(check: string, e164: string, lane: Lane = 'interactive'): Promise<CheckAnswer> {
     return this.attempts.time(check, async () => answeredNow(check, this.provider, await this.recordOf(check, e164, lane)));
-  }
-
-  /** The network check in the contract's terms (the record's status and carrier). */
-  async networkStatus(e164: string, lane: Lane = 'interactive'): Promise<NetworkStatusAnswer> {
-    const { status, carrier } = await this.recordOf('network_status', e164, lane);
-    return { status, carrier } as NetworkStatusAnswer;
-  }
-
-  async numberType(e164: string, lane: Lane = 'interactive'): Promise<NumberTypeAnswer> {
-    return { lineType: (await this.recordOf('line_type', e164, lane)).line_type } as NumberTypeAnswer;
-  }
-
-  async portability(e164: string, lane: Lane = 'interactive'): Promise<PortabilityAnswer> {
-    const { is_ported: isPorted, carrier } = await this.recordOf('portability', e164, lane);
-    return { isPorted, carrier } as PortabilityAnswer;
   }
 
   upstreams(): readonly Upstream[] {

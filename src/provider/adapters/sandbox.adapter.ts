@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckAnswer } from '../../checks/check-definition';
 import { answeredNow, Lane, LookupProvider, unknownCheck, Upstream } from '../port/lookup-provider';
 import { ProviderUnavailableError } from '../port/upstream-failure';
-import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
 import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
 import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
 import { ProviderAttempts } from '../port/provider-attempts';
@@ -33,7 +32,7 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   }
 
   onApplicationBootstrap(): void {
-    this.logger.warn('PROVIDER=sandbox: lookup results are SIMULATED (the test-number table of docs/api.md), not from a real network.');
+    this.logger.warn(`Provider ${this.provider} (adapter sandbox): lookup results are SIMULATED (the test-number table of docs/api.md), not from a real network.`);
   }
 
   /** One check's record: the sandbox knows no status reason nor network codes (null). */
@@ -44,35 +43,21 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   private async record(check: string, e164: string): Promise<CheckAnswer> {
     switch (check) {
       case 'network_status': {
-        const { status, carrier } = await this.networkStatus(e164);
-        return answeredNow(check, this.provider, { status, carrier, status_reason: null, mcc: null, mnc: null });
+        const rule = await this.networkRule(e164, check);
+        const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
+        return answeredNow(check, this.provider, { status: rule?.status ?? 'ABSENT', carrier, status_reason: null, mcc: null, mnc: null });
       }
       case 'line_type':
-        return answeredNow(check, this.provider, { line_type: (await this.numberType(e164)).lineType });
+        await this.networkRule(e164, check);
+        return answeredNow(check, this.provider, { line_type: describeNumber(e164).lineType });
       case 'portability': {
-        const { isPorted, carrier } = await this.portability(e164);
-        return answeredNow(check, this.provider, { is_ported: isPorted, carrier, mcc: null, mnc: null });
+        const rule = await this.networkRule(e164, check);
+        const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
+        return answeredNow(check, this.provider, { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null });
       }
       default:
         throw unknownCheck(this.provider, check);
     }
-  }
-
-  async networkStatus(e164: string): Promise<NetworkStatusAnswer> {
-    const rule = await this.networkRule(e164, 'network_status');
-    if (!rule) return { status: 'ABSENT', carrier: null };
-    return { status: rule.status, carrier: await this.currentCarrier(e164, rule.isPorted) };
-  }
-
-  async numberType(e164: string): Promise<NumberTypeAnswer> {
-    await this.networkRule(e164, 'line_type');
-    return { lineType: describeNumber(e164).lineType };
-  }
-
-  async portability(e164: string): Promise<PortabilityAnswer> {
-    const rule = await this.networkRule(e164, 'portability');
-    if (!rule) return { isPorted: false, carrier: null };
-    return { isPorted: rule.isPorted, carrier: await this.currentCarrier(e164, rule.isPorted) };
   }
 
   async ping(): Promise<void> {}
