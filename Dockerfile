@@ -6,7 +6,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-# Everything `nest build` reads: the compiler settings, the service, its migrations and the tools
+# Everything `npm run build` (swc, tools/start/build-if-changed.mjs) reads: the compiler settings, the service, its migrations and the tools
 # (admin CLI, upstream simulator) that run from the same image.
 COPY tsconfig*.json nest-cli.json ./
 COPY src ./src

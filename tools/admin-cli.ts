@@ -5,7 +5,6 @@
  */
 import { userInfo } from 'node:os';
 import type { AdminActor } from '../src/admin/admin.service';
-import { AppError } from '../src/common/errors';
 import { OptionSpec, parseArgs, UsageError } from './admin-cli/args';
 import { CommandSpec, GLOBAL_OPTIONS } from './admin-cli/commands';
 import { COMMANDS } from './admin-cli/control-commands';
@@ -52,11 +51,17 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return EXIT.ok;
   } catch (error) {
-    const code = error instanceof AppError ? error.code : 'FAILED';
+    const code = isAppError(error) ? error.code : 'FAILED';
     const message = error instanceof Error && error.message ? error.message : String(error);
     process.stderr.write(json ? `${JSON.stringify({ error: { code, message } })}\n` : `error: ${message}\n`);
     return EXIT.failed;
   }
+}
+
+/** AppError without importing it before it is needed: its module brings @nestjs/common, which --help has no use for. */
+function isAppError(error: unknown): error is import('../src/common/errors').AppError {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return error instanceof (require('../src/common/errors') as typeof import('../src/common/errors')).AppError;
 }
 
 function usageFailure(message: string, command: CommandSpec | undefined, json: boolean): number {

@@ -9,16 +9,29 @@ export interface CliRun {
   stderr: string;
 }
 
-/** `npm run admin -- ...` as a child process against the test database, the way an operator runs it. */
-export function cli(...args: string[]): Promise<CliRun> {
+function run(args: string[]): Promise<CliRun> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'tools/admin-cli.ts', ...args],
-      { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 60_000 },
+      args,
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL }, timeout: 120_000 },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
+}
+
+let built: Promise<CliRun> | undefined;
+
+/**
+ * `npm run admin -- ...` as a child process against the test database, the way an operator runs it: the
+ * compiled command line (tools/start/admin.mjs, without npm around it). dist/ is brought up to date once
+ * first, so that no command's stderr carries the build's lines.
+ */
+export async function cli(...args: string[]): Promise<CliRun> {
+  built ??= run(['tools/start/build-if-changed.mjs']);
+  const build = await built;
+  if (build.code !== 0) throw new Error(`the build failed:\n${build.stdout}${build.stderr}`);
+  return run(['tools/start/admin.mjs', ...args]);
 }
 
 /** `label: value` lines of the human output. */

@@ -1,4 +1,3 @@
-import { E164_MESSAGE, normalizePhone } from '../../src/common/phone';
 import { integerArg, ParsedArgs, UsageError } from './args';
 import { accountOutput, ACCOUNT_COMMANDS, CommandSpec, lines, table } from './commands';
 
@@ -110,6 +109,9 @@ const CONTROL_COMMANDS: CommandSpec[] = [
     examples: ['erase +447400123456', 'erase "+44 7400 123456" --json'],
     prepare(args) {
       const [phone] = args.positionals;
+      // Loaded here: the phone rules bring libphonenumber's metadata, which --help has no use for.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { E164_MESSAGE, normalizePhone } = require('../../src/common/phone') as typeof import('../../src/common/phone');
       if (normalizePhone(phone) === undefined) throw new UsageError(E164_MESSAGE);
       return async (admin, actor) => {
         const erased = await admin.erase(phone, actor);
