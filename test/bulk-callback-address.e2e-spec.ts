@@ -63,6 +63,30 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     expect(patched.body.error.message).toMatch(/169\.254\.169\.254 is not a public address/);
   });
 
+  // Issue 35 #7: a public address's SSH or Redis port is not a receiver; 80 and 443 only, unless
+  // CALLBACK_ALLOWED_PORTS says otherwise (docs/operations.md).
+  it.each([
+    ['bulk callback_url', (auth: object, url: string) => request(t.http).post('/api/v1/filter/bulk').set(auth).send({ phones: ['+447400123456'], callback_url: url })],
+    ['watchlist callback_url', (auth: object, url: string) => request(t.http).post('/api/v1/watchlists').set(auth).send({ phones: ['+447400123456'], interval: 'daily', callback_url: url })],
+    ['webhook_url', (auth: object, url: string) => request(t.http).patch('/api/v1/settings').set(auth).send({ webhook_url: url })],
+  ])('refuses a %s on a port other than 80/443 of a public address with a clear 400, and charges nothing', async (field, send) => {
+    const account = await createAccount(t, { credits: 100 });
+    const name = field.split(' ').pop();
+    for (const [url, port] of [['http://8.8.8.8:22/', 22], ['http://203.0.114.7:6379/hook', 6379], ['https://example.com:8443/hook', 8443]] as const) {
+      const res = await send(account.auth, url);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({
+        code: 'INVALID_REQUEST',
+        message: `${name} must point to a public address on an allowed port: port ${port} is not accepted (allowed: 80, 443; CALLBACK_ALLOWED_PORTS lists the ports a callback may use).`,
+      });
+    }
+    expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 100, byType: { TOPUP: 1 } });
+    const settings = await request(t.http).get('/api/v1/settings').set(account.auth).expect(200);
+    expect(settings.body.webhook_url).toBeNull();
+    // The same addresses on the web's ports are taken.
+    expect((await send(account.auth, 'https://example.com:443/hook')).status).toBeLessThan(300);
+  });
+
   it('never connects to a name that resolves to a private address, and says why', async () => {
     const client = t.app.get(CallbackClient);
     const delivery = client.post(`http://localhost:${port}/hook`, { id: 'x' }, ['secret']);
@@ -75,7 +99,7 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
       .spyOn(addresses, 'publicOnlyLookup')
       .mockImplementation((hostname, options, callback) => realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback));
     try {
-      const disguised = client.post(`http://hooks.example.test:${port}/hook`, { id: 'x' }, ['secret']);
+      const disguised = client.post('http://hooks.example.test/hook', { id: 'x' }, ['secret']);
       await expect(disguised).rejects.toThrow(/not delivered: localhost resolves to no public address \(127\.0\.0\.1/);
       expect(lookup).toHaveBeenCalled();
     } finally {

@@ -15,7 +15,7 @@ import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { SettingsService } from '../settings/settings.service';
 import { BulkPrivacyService } from './bulk-privacy.service';
 import { BulkJob, BulkJobsRepository, IdempotencyKeyTaken } from './bulk-jobs.repository';
-import { requireCallbackUrl } from '../common/callback-address';
+import { type CallbackAddressPolicy, requireCallbackUrl } from '../common/callback-address';
 import { BulkQueue } from './bulk-queue';
 import { CsvValue, toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntriesDeletedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
@@ -36,7 +36,7 @@ export const NOTHING_BILLABLE =
 @Injectable()
 export class BulkService {
   private readonly chunkSize: number;
-  private readonly allowPrivateCallbacks: boolean;
+  private readonly callbackPolicy: CallbackAddressPolicy;
   private readonly hashKey: HashKey;
 
   constructor(
@@ -50,7 +50,7 @@ export class BulkService {
     config: AppConfig,
   ) {
     this.chunkSize = config.bulk.chunkSize;
-    this.allowPrivateCallbacks = config.callbacks.allowPrivateNetworks;
+    this.callbackPolicy = config.callbacks;
     this.hashKey = config.dataHashKey;
   }
 
@@ -120,7 +120,7 @@ export class BulkService {
 
   /** The checks of submit and quote alike: the callback address, at least one check enabled; then the plan. */
   private async prepare(account: AuthenticatedAccount, request: BulkRequestDto): Promise<{ plan: JobPlan; checks: EnabledChecks; cost: number }> {
-    requireCallbackUrl('callback_url', request.callback_url, this.allowPrivateCallbacks);
+    requireCallbackUrl('callback_url', request.callback_url, this.callbackPolicy);
     const { checks, cost } = await this.settings.requireChecks(account.accountId);
     return { plan: planJob(request.phones, this.chunkSize), checks, cost };
   }

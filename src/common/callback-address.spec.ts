@@ -1,4 +1,6 @@
-import { isPublicAddress, nonPublicReason, publicOnlyLookup, refusedCallbackUrl } from './callback-address';
+import { isPublicAddress, nonPublicReason, PUBLIC_WEB_ONLY, publicOnlyLookup, refusedCallbackUrl } from './callback-address';
+
+const DEVELOPMENT = { ...PUBLIC_WEB_ONLY, allowPrivateNetworks: true };
 
 describe('callback addresses (server-side request forgery)', () => {
   it.each([
@@ -81,8 +83,31 @@ describe('callback addresses (server-side request forgery)', () => {
   });
 
   it('refuses a zone id even where private networks are allowed (it cannot be called at all)', () => {
-    expect(refusedCallbackUrl('http://[fe80::1%25eth0]/', true)).toMatch(/zone id/);
-    expect(refusedCallbackUrl('http://127.0.0.1/', true)).toBeUndefined();
+    expect(refusedCallbackUrl('http://[fe80::1%25eth0]/', DEVELOPMENT)).toMatch(/zone id/);
+    expect(refusedCallbackUrl('http://127.0.0.1/', DEVELOPMENT)).toBeUndefined();
+  });
+
+  // Issue 35 #7: a public address's other services (SSH, Redis, a database) are no callback receiver.
+  it.each([
+    ['http://8.8.8.8:22/hook', 22],
+    ['http://8.8.8.8:6379/', 6379],
+    ['https://example.com:8443/hook', 8443],
+    ['https://[2001:4860:4860::8888]:25/', 25],
+  ])('refuses %s unless its port is allowed', (url, port) => {
+    expect(refusedCallbackUrl(url)).toBe(`port ${port} is not accepted (allowed: 80, 443; CALLBACK_ALLOWED_PORTS lists the ports a callback may use)`);
+  });
+
+  it.each(['http://example.com/hook', 'https://example.com/hook', 'http://example.com:80/', 'https://example.com:443/', 'http://8.8.8.8:443/'])(
+    'lets %s be tried: 80 and 443, named or implied by the scheme',
+    (url) => expect(refusedCallbackUrl(url)).toBeUndefined(),
+  );
+
+  it('accepts the ports CALLBACK_ALLOWED_PORTS lists, or any', () => {
+    expect(refusedCallbackUrl('https://example.com:8443/', { allowPrivateNetworks: false, allowedPorts: [443, 8443] })).toBeUndefined();
+    expect(refusedCallbackUrl('http://example.com/', { allowPrivateNetworks: false, allowedPorts: [443, 8443] })).toMatch(/port 80 is not accepted \(allowed: 443, 8443;/);
+    expect(refusedCallbackUrl('http://8.8.8.8:6379/', { allowPrivateNetworks: false, allowedPorts: 'any' })).toBeUndefined();
+    // Development (private networks allowed): the local receiver's port is whatever it listens on.
+    expect(refusedCallbackUrl('http://127.0.0.1:4000/', DEVELOPMENT)).toBeUndefined();
   });
 
   it('refuses, at connection time, a name that resolves to a non-public address', async () => {

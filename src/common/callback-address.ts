@@ -70,23 +70,44 @@ export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
+/** Which callback URLs this service may call: CALLBACK_ALLOW_PRIVATE_NETWORKS and CALLBACK_ALLOWED_PORTS (AppConfig's `callbacks`). */
+export interface CallbackAddressPolicy {
+  /** Development: any address and any port; only the URL's form is checked. */
+  allowPrivateNetworks: boolean;
+  /** The ports a URL may name (a URL without one uses its scheme's 80 or 443); 'any': every port. */
+  allowedPorts: readonly number[] | 'any';
+}
+
+/** Production's rule: public addresses, on the web's two ports. */
+export const PUBLIC_WEB_ONLY: CallbackAddressPolicy = { allowPrivateNetworks: false, allowedPorts: [80, 443] };
+
 /**
  * Why a callback URL is refused before anything is resolved: a URL this service cannot call (IPv6
- * zone ids such as `[fe80::1%25eth0]` are not valid WHATWG URLs), a literal non-public address, or a
- * name that always means this machine. Undefined when it may be tried (names are checked again on
- * the addresses they resolve to, at each delivery). With `allowPrivate`, only the first is checked.
+ * zone ids such as `[fe80::1%25eth0]` are not valid WHATWG URLs), a literal non-public address, a name that always means this machine, or a port the policy does not
+ * allow (a public address's SSH or Redis is no receiver of ours). Undefined when it may be tried
+ * (names are checked again on the addresses they resolve to, at each delivery). With
+ * `allowPrivateNetworks`, only the URL's form is checked.
  */
-export function refusedCallbackUrl(raw: string, allowPrivate = false): string | undefined {
+export function refusedCallbackUrl(raw: string, policy: CallbackAddressPolicy = PUBLIC_WEB_ONLY): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return /%25|%[^/]*\]/.test(raw) ? 'an IPv6 zone id (%25...) is not accepted' : 'it is not a URL this service can call';
   }
-  if (allowPrivate) return undefined;
+  if (policy.allowPrivateNetworks) return undefined;
   const host = hostOf(url).toLowerCase().replace(/\.$/, '');
   const reason = isIP(host) ? nonPublicReason(host) : host === 'localhost' || host.endsWith('.localhost') ? `${host} is this machine` : undefined;
-  return reason && `${reason} ${ALLOW_PRIVATE_HINT}`;
+  if (reason) return `${reason} ${ALLOW_PRIVATE_HINT}`;
+  return refusedPort(url, policy.allowedPorts);
+}
+
+/** Why the URL's port is refused (the scheme's default port when it names none), or undefined. */
+function refusedPort(url: URL, allowed: CallbackAddressPolicy['allowedPorts']): string | undefined {
+  if (allowed === 'any') return undefined;
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  if (allowed.includes(port)) return undefined;
+  return `port ${port} is not accepted (allowed: ${allowed.join(', ')}; CALLBACK_ALLOWED_PORTS lists the ports a callback may use)`;
 }
 
 /** What a developer trying callbacks on their own machine needs to read. */
@@ -97,10 +118,10 @@ export const ALLOW_PRIVATE_HINT = '(to receive callbacks on this machine or a pr
  * webhook_url): 400 INVALID_REQUEST naming `field` when refusedCallbackUrl refuses it. The same rule
  * runs again at each delivery, on the addresses the name resolves to (webhooks/callback.client.ts).
  */
-export function requireCallbackUrl(field: string, raw: string | null | undefined, allowPrivate: boolean): void {
+export function requireCallbackUrl(field: string, raw: string | null | undefined, policy: CallbackAddressPolicy): void {
   if (raw === undefined || raw === null) return;
-  const refused = refusedCallbackUrl(raw, allowPrivate);
-  if (refused) throw new AppError('INVALID_REQUEST', `${field} must point to a public address: ${refused}.`);
+  const refused = refusedCallbackUrl(raw, policy);
+  if (refused) throw new AppError('INVALID_REQUEST', `${field} must point to a public address on an allowed port: ${refused}.`);
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;

@@ -10,6 +10,7 @@ export function resolveLogFormat(env: Pick<EnvironmentVariables, 'LOG_FORMAT' | 
   return isTerminal && env.NODE_ENV !== 'production' ? 'pretty' : 'json';
 }
 import { resolveDataHashKey } from './data-hash-key';
+import type { CallbackAddressPolicy } from '../common/callback-address';
 import { CorsOrigins, parseCorsOrigins, parseTrustProxy, TrustProxy } from './http-options';
 
 /**
@@ -102,7 +103,7 @@ export class AppConfig {
    * Every outbound delivery (webhooks/): CALLBACK_*, or the deprecated BULK_WEBHOOK_* names;
    * `deprecatedNames` lists the old names found, said once at start-up.
    */
-  readonly callbacks: { timeoutMs: number; retries: number; retryDelaySeconds: number; allowPrivateNetworks: boolean; deprecatedNames: string[] };
+  readonly callbacks: CallbackAddressPolicy & { timeoutMs: number; retries: number; retryDelaySeconds: number; deprecatedNames: string[] };
   readonly events: { pollIntervalMs: number };
   /** Key of the keyed hashes of personal data (DATA_HASH_KEY, docs/privacy.md). */
   readonly dataHashKey: KeyObject;
@@ -242,6 +243,7 @@ function callbackSettings(env: EnvironmentVariables): AppConfig['callbacks'] {
     retries: pick(env.CALLBACK_RETRIES, 'BULK_WEBHOOK_RETRIES', 8),
     retryDelaySeconds: pick(env.CALLBACK_RETRY_DELAY_SECONDS, 'BULK_WEBHOOK_RETRY_DELAY_SECONDS', 5),
     allowPrivateNetworks: pick(env.CALLBACK_ALLOW_PRIVATE_NETWORKS, 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS', 'false') === 'true',
+    allowedPorts: env.CALLBACK_ALLOWED_PORTS === 'any' ? 'any' : env.CALLBACK_ALLOWED_PORTS.split(',').map(Number),
     deprecatedNames,
   };
 }

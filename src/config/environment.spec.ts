@@ -71,7 +71,7 @@ describe('validateEnvironment', () => {
       queueName: 'bulk-lookups',
       queueSchema: 'pgboss',
     });
-    expect(config.callbacks).toEqual({ timeoutMs: 5000, retries: 8, retryDelaySeconds: 5, allowPrivateNetworks: false, deprecatedNames: [] });
+    expect(config.callbacks).toEqual({ timeoutMs: 5000, retries: 8, retryDelaySeconds: 5, allowPrivateNetworks: false, allowedPorts: [80, 443], deprecatedNames: [] });
     expect(() => validateEnvironment({ BULK_POLL_INTERVAL_SECONDS: '0.1' })).toThrow(/BULK_POLL_INTERVAL_SECONDS/);
     expect(() => validateEnvironment({ BULK_QUEUE_SCHEMA: 'Bad-Schema' })).toThrow(/BULK_QUEUE_SCHEMA/);
   });
@@ -83,11 +83,22 @@ describe('validateEnvironment', () => {
       retries: 2,
       retryDelaySeconds: 5,
       allowPrivateNetworks: true,
+      allowedPorts: [80, 443],
       deprecatedNames: ['BULK_WEBHOOK_RETRIES', 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS'],
     });
     const both = new AppConfig(validateEnvironment({ CALLBACK_RETRIES: '3', BULK_WEBHOOK_RETRIES: '2' }), 'postgres://x');
     expect(both.callbacks.retries).toBe(3);
     expect(() => validateEnvironment({ CALLBACK_RETRIES: '31' })).toThrow(/CALLBACK_RETRIES/);
+  });
+
+  it('reads CALLBACK_ALLOWED_PORTS as a list of ports or any, and refuses anything else', () => {
+    const ports = (value: string) => new AppConfig(validateEnvironment({ CALLBACK_ALLOWED_PORTS: value }), 'postgres://x').callbacks.allowedPorts;
+    expect(ports('443,8443')).toEqual([443, 8443]);
+    expect(ports('65535')).toEqual([65535]);
+    expect(ports('any')).toBe('any');
+    for (const bad of ['0', '65536', '80, 443', '80;443', '*', 'http']) {
+      expect(() => validateEnvironment({ CALLBACK_ALLOWED_PORTS: bad })).toThrow(/CALLBACK_ALLOWED_PORTS must be a comma-separated list of ports/);
+    }
   });
 
   it('converts numeric strings and treats empty values as unset', () => {

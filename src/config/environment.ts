@@ -24,6 +24,9 @@ function ParsesWith(parse: (raw: string) => unknown, message: string, options?: 
   return ValidateBy({ name: 'parsesWith', validator: { validate: (value) => typeof value === 'string' && parse(value) !== undefined, defaultMessage: () => message } }, options);
 }
 
+/** A TCP port, 1 to 65535, as written in a list. */
+const PORT = '([1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])';
+
 /**
  * Every environment variable the service reads, with its default. This class is the one place that
  * knows the names; the rest of the code receives the typed AppConfig built from it.
@@ -240,6 +243,13 @@ export class EnvironmentVariables {
    */
   @IsOptional() @IsIn(['true', 'false'], { message: 'CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   CALLBACK_ALLOW_PRIVATE_NETWORKS?: 'true' | 'false';
+
+  /**
+   * The ports a callback_url or webhook_url may name, comma-separated, or `any` (a URL without a port
+   * uses 80 for http, 443 for https). Not checked with CALLBACK_ALLOW_PRIVATE_NETWORKS=true.
+   */
+  @Matches(new RegExp(`^(any|${PORT}(,${PORT})*)$`), { message: 'CALLBACK_ALLOWED_PORTS must be a comma-separated list of ports (e.g. 80,443,8443) or any' })
+  CALLBACK_ALLOWED_PORTS: string = '80,443';
 
   /** Deprecated names of CALLBACK_TIMEOUT_MS, CALLBACK_RETRIES, CALLBACK_RETRY_DELAY_SECONDS, CALLBACK_ALLOW_PRIVATE_NETWORKS: still read. */
   @IsOptional() @IsInt() @Min(100) @Max(60000)

@@ -183,7 +183,7 @@ export class SettingsService {
     if (!/^https?:\/\//i.test(text) || text.length > 2048) {
       throw new AppError('INVALID_REQUEST', 'webhook_url must be an http or https URL of at most 2048 characters.');
     }
-    requireCallbackUrl('webhook_url', text, this.config.callbacks.allowPrivateNetworks);
+    requireCallbackUrl('webhook_url', text, this.config.callbacks);
   }
 }
 

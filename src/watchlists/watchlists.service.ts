@@ -11,7 +11,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
-import { requireCallbackUrl } from '../common/callback-address';
+import { type CallbackAddressPolicy, requireCallbackUrl } from '../common/callback-address';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { EventsService } from '../webhooks/events.service';
 import { watchlistKeyPrefix } from './watchlist-callbacks';
@@ -30,7 +30,7 @@ const UPDATABLE_FIELDS = ['name', 'interval', 'callback_url', 'paused', 'add', '
 
 @Injectable()
 export class WatchlistsService {
-  private readonly allowPrivateCallbacks: boolean;
+  private readonly callbackPolicy: CallbackAddressPolicy;
   private readonly group: string;
 
   constructor(
@@ -45,7 +45,7 @@ export class WatchlistsService {
     private readonly txHost: TransactionHost<TypeOrmTx>,
     config: AppConfig,
   ) {
-    this.allowPrivateCallbacks = config.callbacks.allowPrivateNetworks;
+    this.callbackPolicy = config.callbacks;
     this.group = config.watchlists.scheduleGroup;
   }
 
@@ -72,7 +72,7 @@ export class WatchlistsService {
     const earlier = keyId === undefined ? undefined : await this.watchlists.creationAnswer(keyId);
     if (earlier === null) throw new AppError('IDEMPOTENCY_CONFLICT', ERASED_CREATION_ANSWER);
     if (earlier !== undefined) return earlier;
-    requireCallbackUrl('callback_url', body.callback_url, this.allowPrivateCallbacks);
+    requireCallbackUrl('callback_url', body.callback_url, this.callbackPolicy);
     if (body.references && body.references.length !== body.phones.length) {
       throw new AppError('INVALID_REQUEST', `references must have one entry per phone (${body.phones.length}), it has ${body.references.length}`);
     }
@@ -129,7 +129,7 @@ export class WatchlistsService {
       // An empty PATCH is a client mistake (a field name misspelt is refused already), not a silent 200.
       throw new AppError('INVALID_REQUEST', `Nothing to change: send at least one of ${UPDATABLE_FIELDS.join(', ')}.`);
     }
-    if (body.callback_url) requireCallbackUrl('callback_url', body.callback_url, this.allowPrivateCallbacks);
+    if (body.callback_url) requireCallbackUrl('callback_url', body.callback_url, this.callbackPolicy);
     const watchlist = await this.own(account, id);
     const lastRound = (await this.watchlists.lastRounds([watchlist.id])).get(watchlist.id);
     let status: Watchlist['status'] | undefined;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
 import { AppConfig } from '../config/app-config';
-import { publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
+import { type CallbackAddressPolicy, publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
 import { signatureHeader } from './callback-signature';
 
 /**
@@ -35,11 +35,11 @@ function customerReason(error: NodeJS.ErrnoException, timeoutMs: number): string
 @Injectable()
 export class CallbackClient {
   private readonly timeoutMs: number;
-  private readonly allowPrivateNetworks: boolean;
+  private readonly policy: CallbackAddressPolicy;
 
   constructor(config: AppConfig) {
     this.timeoutMs = config.callbacks.timeoutMs;
-    this.allowPrivateNetworks = config.callbacks.allowPrivateNetworks;
+    this.policy = config.callbacks;
   }
 
   /**
@@ -48,8 +48,8 @@ export class CallbackClient {
    * Redirects are not followed.
    */
   async post(url: string, payload: object, secrets: string[]): Promise<void> {
-    const refused = refusedCallbackUrl(url, this.allowPrivateNetworks);
-    if (refused) throw new CallbackFailedError('callback not delivered: callback_url is not a public address', `callback not delivered: ${refused}`);
+    const refused = refusedCallbackUrl(url, this.policy);
+    if (refused) throw new CallbackFailedError('callback not delivered: callback_url is not a public address on an allowed port', `callback not delivered: ${refused}`);
     const target = new URL(url);
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -65,7 +65,7 @@ export class CallbackClient {
             'X-Signature': signatureHeader(secrets, timestamp, body),
             'X-Signature-Timestamp': timestamp,
           },
-          lookup: this.allowPrivateNetworks ? undefined : publicOnlyLookup,
+          lookup: this.policy.allowPrivateNetworks ? undefined : publicOnlyLookup,
           signal: AbortSignal.timeout(this.timeoutMs),
         },
         (response) => {
