@@ -66,9 +66,9 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
   // Issue 35 #7: a public address's SSH or Redis port is not a receiver; 80 and 443 only, unless
   // CALLBACK_ALLOWED_PORTS says otherwise (docs/operations.md).
   it.each([
-    ['bulk callback_url', (auth: object, url: string) => request(t.http).post('/api/v1/filter/bulk').set(auth).send({ phones: ['+447400123456'], callback_url: url })],
-    ['watchlist callback_url', (auth: object, url: string) => request(t.http).post('/api/v1/watchlists').set(auth).send({ phones: ['+447400123456'], interval: 'daily', callback_url: url })],
-    ['webhook_url', (auth: object, url: string) => request(t.http).patch('/api/v1/settings').set(auth).send({ webhook_url: url })],
+    ['bulk callback_url', (auth: Record<string, string>, url: string) => request(t.http).post('/api/v1/filter/bulk').set(auth).send({ phones: ['+447400123456'], callback_url: url })],
+    ['watchlist callback_url', (auth: Record<string, string>, url: string) => request(t.http).post('/api/v1/watchlists').set(auth).send({ phones: ['+447400123456'], interval: 'daily', callback_url: url })],
+    ['webhook_url', (auth: Record<string, string>, url: string) => request(t.http).patch('/api/v1/settings').set(auth).send({ webhook_url: url })],
   ])('refuses a %s on a port other than 80/443 of a public address with a clear 400, and charges nothing', async (field, send) => {
     const account = await createAccount(t, { credits: 100 });
     const name = field.split(' ').pop();
