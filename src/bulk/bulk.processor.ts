@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
@@ -21,7 +22,8 @@ export const ENTRY_GIVEN_UP =
   'This number could not be processed: its part of the job failed every attempt. Its credits were refunded; submit it again later.';
 
 const WRITE_BATCH_SIZE = 100;
-const WRITE_INTERVAL_MS = 250;
+/** How long the first answer of a batch waits for the batch to fill before it is written anyway. */
+const WRITE_WINDOW_MS = 250;
 
 type ChunkOutcome = 'done' | 'yielded' | 'stopping' | 'lost';
 
@@ -45,6 +47,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
     private readonly accountSettings: SettingsService,
     private readonly events: EventsService,
     private readonly registry: CheckRegistry,
+    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.limit = new ConcurrencyLimit(config.bulk.concurrency);
@@ -101,15 +104,15 @@ export class BulkProcessor implements OnApplicationBootstrap {
    * are written once).
    */
   private async lookUp(job: BulkJob, phones: string[], lease: ChunkLease): Promise<ChunkOutcome> {
-    const writer = new AnswerWriter((batch) => this.jobs.recordAnswers(job.id, batch), WRITE_BATCH_SIZE, WRITE_INTERVAL_MS);
-    const sliceEnds = Date.now() + this.queue.chunkSliceMs;
+    const writer = new AnswerWriter((batch) => this.jobs.recordAnswers(job.id, batch), WRITE_BATCH_SIZE, WRITE_WINDOW_MS, this.clock);
+    const sliceEnds = this.clock.now() + this.queue.chunkSliceMs;
     let outcome: ChunkOutcome = 'done';
     await Promise.all(
       phones.map((phone) =>
         this.limit.run(async () => {
           if (this.queue.stopping) outcome = 'stopping';
           else if (lease.lost) outcome = 'lost';
-          else if (Date.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
+          else if (this.clock.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
           writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds));
         }),

@@ -3,6 +3,7 @@ import { AccountsService } from '../accounts/accounts.service';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { provenanceOf } from '../checks/provenance';
+import { Clock, ClockTimer } from '../common/clock';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
@@ -42,6 +43,7 @@ export class RoundRunner {
     private readonly callbacks: WatchlistCallbacks,
     private readonly txHost: TransactionHost<TypeOrmTx>,
     private readonly registry: CheckRegistry,
+    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.watchRules = new WatchRules(registry);
@@ -69,27 +71,33 @@ export class RoundRunner {
   }
 
   /**
-   * Runs the round while renewing its lease on a timer (a third of the lease), whatever a chunk's
-   * lookups take. When a renewal fails (paused, deleted, or the lease ran out and another worker
-   * claimed it), no lookup starts any more and the round's writes are refused (LeaseLostError).
+   * Runs the round while renewing its lease a third of the lease after the last renewal began, by the
+   * Clock, whatever a chunk's lookups take. When a renewal fails (paused, deleted, or the lease ran out
+   * and another worker claimed it), no lookup starts any more and the round's writes are refused (LeaseLostError).
    */
   private async underLease(claimed: ClaimedWatchlist, lease: RoundLease, checks: EnabledChecks, cost: number): Promise<void> {
     const state = { lost: false };
-    const renew = async () => {
-      const held = await this.rounds.renewLease(lease.watchlistId, lease.round, lease.leaseOwner, this.watchlistConfig.leaseSeconds).catch(() => false);
-      if (!held) state.lost = true;
-    };
+    let ended = false;
     let renewing: Promise<void> = Promise.resolve();
-    const timer = setInterval(() => {
-      renewing = renewing.then(renew);
-    }, (this.watchlistConfig.leaseSeconds * 1000) / 3);
+    let timer: ClockTimer | undefined;
+    const renewLater = () => {
+      timer = this.clock.timer((this.watchlistConfig.leaseSeconds * 1000) / 3, () => {
+        renewing = renewing.then(async () => {
+          const held = await this.rounds.renewLease(lease.watchlistId, lease.round, lease.leaseOwner, this.watchlistConfig.leaseSeconds).catch(() => false);
+          if (!held) state.lost = true;
+        });
+        if (!ended) renewLater();
+      });
+    };
+    renewLater();
     try {
       await this.work(claimed, lease, checks, cost, state);
     } catch (error) {
       if (!(error instanceof LeaseLostError)) throw error;
       this.logger.warn(error.message);
     } finally {
-      clearInterval(timer);
+      ended = true;
+      timer?.cancel();
       await renewing;
     }
   }
@@ -103,7 +111,7 @@ export class RoundRunner {
     const { checks, cost } = await this.accountSettings.checksFor(claimed.accountId);
     if (this.registry.enabled(checks).length === 0) {
       this.logger.warn(`Watchlist ${claimed.id}: no check is enabled, the round is skipped`);
-      await this.rounds.skipRound(claimed.id, claimed.leaseOwner, nextCheckAt(new Date(), claimed.interval));
+      await this.rounds.skipRound(claimed.id, claimed.leaseOwner, nextCheckAt(this.clock.date(), claimed.interval));
       return undefined;
     }
     const needed = cost * (await this.rounds.watchedCount(claimed.id));
@@ -161,7 +169,7 @@ export class RoundRunner {
         if (failure !== undefined || refused) continue;
         if (afterId === '0') return this.finishRound(claimed, lease);
         // Entries another run held: look again shortly rather than spin.
-        if (!progressedThisPass) await new Promise((resolve) => setTimeout(resolve, 200));
+        if (!progressedThisPass) await this.clock.sleep(200);
         afterId = '0';
         progressedThisPass = false;
         continue;

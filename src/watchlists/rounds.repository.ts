@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { Clock } from '../common/clock';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
 import type { ChargeRefusal } from '../credits/credits.repository';
@@ -43,27 +44,29 @@ export interface RoundOutcome {
 /**
  * The workers' side of watchlists. The watchlists table is the due-time table: a round is claimed by
  * a lease taken with `FOR UPDATE SKIP LOCKED`, so one instance works it at a time; each entry's
- * charged_round and checked_round make every step of a resumed round skip what is done.
+ * charged_round and checked_round make every step of a resumed round skip what is done. Every time a
+ * rule compares or writes (a lease, a due time, a round's start and end) is the Clock's (docs/development.md).
  */
 @Injectable()
 export class RoundsRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly clock: Clock,
   ) {}
 
   /** A watchlist of the group with a round due, left running without a live lease, or paused by a cap whose day is over: leased here (active). */
   async claimDue(group: string, leaseSeconds: number): Promise<ClaimedWatchlist | undefined> {
     const [rows]: [Array<Record<string, unknown>>] = await this.db.query(
-      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $2), lease_owner = gen_random_uuid(), status = 'active'
+      `UPDATE watchlists SET lease_until = $3::timestamptz + make_interval(secs => $2), lease_owner = gen_random_uuid(), status = 'active'
         WHERE id = (SELECT id FROM watchlists
-                     WHERE schedule_group = $1 AND (lease_until IS NULL OR lease_until < now())
-                       AND ((status = 'active' AND (round_running OR next_check_at <= now()))
+                     WHERE schedule_group = $1 AND (lease_until IS NULL OR lease_until < $3)
+                       AND ((status = 'active' AND (round_running OR next_check_at <= $3))
                             -- The day of the daily cap that paused it is over: it resumes by itself.
-                            OR (status = 'paused_spending_limit' AND next_check_at <= now()))
+                            OR (status = 'paused_spending_limit' AND next_check_at <= $3))
                      ORDER BY next_check_at FOR UPDATE SKIP LOCKED LIMIT 1)
         RETURNING id, account_id, interval, round, round_running, lease_owner, round_checks, round_cost`,
-      [group, leaseSeconds],
+      [group, leaseSeconds, this.clock.date()],
     );
     const row = rows[0];
     return (
@@ -104,8 +107,8 @@ export class RoundsRepository {
         [watchlistId, JSON.stringify(checks), cost, leaseOwner],
       );
       if (!rows[0]) return undefined;
-      await em.query(`INSERT INTO watchlist_rounds (watchlist_id, round, trigger, cost_per_number) VALUES ($1, $2, $3, $4)`, [
-        watchlistId, rows[0].round, trigger, cost,
+      await em.query(`INSERT INTO watchlist_rounds (watchlist_id, round, trigger, cost_per_number, started_at) VALUES ($1, $2, $3, $4, $5)`, [
+        watchlistId, rows[0].round, trigger, cost, this.clock.date(),
       ]);
       return Number(rows[0].round);
     });
@@ -114,9 +117,9 @@ export class RoundsRepository {
   /** Keeps the lease while the round runs; false when the round must stop here (paused, deleted, taken over). */
   async renewLease(watchlistId: string, round: number, leaseOwner: string, leaseSeconds: number): Promise<boolean> {
     const [rows]: [unknown[]] = await this.db.query(
-      `UPDATE watchlists SET lease_until = now() + make_interval(secs => $4)
-        WHERE id = $1 AND round = $2 AND round_running AND status = 'active' AND lease_owner = $3 AND lease_until > now() RETURNING 1`,
-      [watchlistId, round, leaseOwner, leaseSeconds],
+      `UPDATE watchlists SET lease_until = $5::timestamptz + make_interval(secs => $4)
+        WHERE id = $1 AND round = $2 AND round_running AND status = 'active' AND lease_owner = $3 AND lease_until > $5 RETURNING 1`,
+      [watchlistId, round, leaseOwner, leaseSeconds, this.clock.date()],
     );
     return rows.length > 0;
   }
@@ -159,7 +162,7 @@ export class RoundsRepository {
    */
   async lockUncharged(lease: RoundLease, entryIds: string[]): Promise<Array<{ id: string; phone: string }>> {
     const em = joinedTransaction(this.txHost);
-    await holdLease(em, lease);
+    await holdLease(em, lease, this.clock.date());
     return em.query(
       `SELECT id::text, phone FROM watchlist_entries WHERE id = ANY($1::bigint[]) AND charged_round < $2 ORDER BY id FOR UPDATE SKIP LOCKED`,
       [entryIds, lease.round],
@@ -185,10 +188,10 @@ export class RoundsRepository {
     const { watchlistId, round } = lease;
     const em = joinedTransaction(this.txHost);
     {
-      await holdLease(em, lease);
+      await holdLease(em, lease, this.clock.date());
       const [written]: [Array<{ id: string; phone: string }>] = await em.query(
         `UPDATE watchlist_entries e SET last_result = a.result, last_answered_by = a.answered_by, last_checks = $4, last_error = NULL,
-                checked_round = $1, checked_at = now()
+                checked_round = $1, checked_at = $6
            FROM unnest($2::bigint[], $3::jsonb[], $5::json[]) AS a(id, result, answered_by)
           WHERE e.id = a.id AND e.checked_round < $1 RETURNING e.id::text, e.phone`,
         [
@@ -197,6 +200,7 @@ export class RoundsRepository {
           outcome.answered.map((a) => JSON.stringify(a.result)),
           JSON.stringify(checks),
           outcome.answered.map((a) => (a.answeredBy ? JSON.stringify(a.answeredBy) : null)),
+          this.clock.date(),
         ],
       );
       const phones = new Map(written.map((row) => [row.id, row.phone]));
@@ -213,9 +217,9 @@ export class RoundsRepository {
         );
       }
       const [failed]: [Array<{ charge_id: string }>] = await em.query(
-        `UPDATE watchlist_entries SET last_error = 'PROVIDER_UNAVAILABLE', checked_round = $1, checked_at = now()
+        `UPDATE watchlist_entries SET last_error = 'PROVIDER_UNAVAILABLE', checked_round = $1, checked_at = $3
           WHERE id = ANY($2::bigint[]) AND checked_round < $1 RETURNING charge_id::text`,
-        [round, outcome.failed],
+        [round, outcome.failed, this.clock.date()],
       );
       await em.query(
         `UPDATE watchlist_rounds SET checked = checked + $3, failed = failed + $4, changes = changes + $5 WHERE watchlist_id = $1 AND round = $2`,
@@ -234,14 +238,15 @@ export class RoundsRepository {
     const { watchlistId, round } = lease;
     const em = joinedTransaction(this.txHost);
     {
-      if (!(await holdLease(em, lease, false))) return undefined;
+      const now = this.clock.date();
+      if (!(await holdLease(em, lease, now, false))) return undefined;
       const [rounds]: [Array<{ changes: number; started_at: Date }>] = await em.query(
-        `UPDATE watchlist_rounds SET completed_at = now() WHERE watchlist_id = $1 AND round = $2 AND completed_at IS NULL
+        `UPDATE watchlist_rounds SET completed_at = $3 WHERE watchlist_id = $1 AND round = $2 AND completed_at IS NULL
          RETURNING changes, started_at`,
-        [watchlistId, round],
+        [watchlistId, round, now],
       );
       if (!rounds[0]) return undefined;
-      const next = new Date(Math.max(Date.now(), nextCheckAt(rounds[0].started_at, interval).getTime()));
+      const next = new Date(Math.max(now.getTime(), nextCheckAt(rounds[0].started_at, interval).getTime()));
       const [lists]: [Array<{ callback_url: string | null }>] = await em.query(
         `UPDATE watchlists SET round_running = false, lease_until = NULL, lease_owner = NULL, next_check_at = $3
           WHERE id = $1 AND round = $2 AND round_running RETURNING callback_url`,
@@ -254,7 +259,7 @@ export class RoundsRepository {
   /**
    * The round (or its rest) was refused: the watchlist pauses and says so by callback, never retrying in
    * a loop. Balance: `paused_insufficient_credits` until PATCH {"paused": false}. Daily cap:
-   * `paused_spending_limit` until the next 00:00 UTC (`claimDue` resumes it) or that PATCH. Answers
+   * `paused_spending_limit` until the next 00:00 UTC by the Clock (`claimDue` resumes it) or that PATCH. Answers
    * the pause (RoundRunner records its `watchlist.paused` callback in the same transaction), or
    * undefined when the watchlist was no longer this claim's.
    */
@@ -269,10 +274,10 @@ export class RoundsRepository {
       const [rows]: [Array<{ callback_url: string | null; pause_seq: number }>] = await em.query(
         `UPDATE watchlists SET status = $3::text, lease_until = NULL, lease_owner = NULL, pause_seq = pause_seq + 1,
                 next_check_at = CASE WHEN $3::text = 'paused_spending_limit'
-                                     THEN (date_trunc('day', now() AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+                                     THEN (date_trunc('day', $4::timestamptz AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
                                      ELSE next_check_at END
           WHERE id = $1 AND status = 'active' AND lease_owner = $2 RETURNING callback_url, pause_seq`,
-        [watchlistId, leaseOwner, status],
+        [watchlistId, leaseOwner, status, this.clock.date()],
       );
       return rows[0] && { callbackUrl: rows[0].callback_url, seq: Number(rows[0].pause_seq), status };
     }
@@ -295,13 +300,13 @@ export class LeaseLostError extends Error {
 
 /**
  * Holds the lease for the caller's transaction: the watchlist row is share-locked while the lease is
- * this claim's and not run out, so no other worker can claim it before the transaction ends. Throws
- * LeaseLostError otherwise (or answers false when `required` is false).
+ * this claim's and not run out by `now`, so no other worker can claim it before the transaction ends.
+ * Throws LeaseLostError otherwise (or answers false when `required` is false).
  */
-async function holdLease(em: EntityManager, lease: RoundLease, required = true): Promise<boolean> {
+async function holdLease(em: EntityManager, lease: RoundLease, now: Date, required = true): Promise<boolean> {
   const rows: unknown[] = await em.query(
-    `SELECT 1 FROM watchlists WHERE id = $1 AND round = $2 AND round_running AND lease_owner = $3 AND lease_until > now() FOR SHARE`,
-    [lease.watchlistId, lease.round, lease.leaseOwner],
+    `SELECT 1 FROM watchlists WHERE id = $1 AND round = $2 AND round_running AND lease_owner = $3 AND lease_until > $4 FOR SHARE`,
+    [lease.watchlistId, lease.round, lease.leaseOwner, now],
   );
   if (rows.length === 0 && required) throw new LeaseLostError(lease.watchlistId);
   return rows.length > 0;

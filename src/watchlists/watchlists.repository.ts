@@ -44,6 +44,8 @@ export class WatchlistsRepository {
   async create(
     watchlist: {
       id: string; accountId: string; name: string | null; interval: WatchInterval; callbackUrl: string | null; group: string; idempotencyKeyId: string | null;
+      /** Its first round's due time: now, by the Clock. */
+      nextCheckAt: Date;
     },
     entries: NewEntry[],
     maxWatched: number,
@@ -54,8 +56,8 @@ export class WatchlistsRepository {
         await this.checkLimit(em, watchlist.accountId, entries.length, maxWatched);
         await em.query(
           `INSERT INTO watchlists (id, account_id, name, interval, callback_url, schedule_group, next_check_at, idempotency_key_id)
-           VALUES ($1, $2, $3, $4, $5, $6, now(), $7)`,
-          [watchlist.id, watchlist.accountId, watchlist.name, watchlist.interval, watchlist.callbackUrl, watchlist.group, watchlist.idempotencyKeyId],
+           VALUES ($1, $2, $3, $4, $5, $6, $8, $7)`,
+          [watchlist.id, watchlist.accountId, watchlist.name, watchlist.interval, watchlist.callbackUrl, watchlist.group, watchlist.idempotencyKeyId, watchlist.nextCheckAt],
         );
         await this.insertEntries(em, watchlist.id, entries);
         const body = JSON.stringify(answer((await this.findIn(em, watchlist.accountId, watchlist.id))!));

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AccountsService } from '../accounts/accounts.service';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { isUuid } from '../common/uuid';
 import { keysetPage } from '../common/keyset-page';
@@ -43,6 +44,7 @@ export class WatchlistsService {
     private readonly idempotency: IdempotencyService,
     private readonly callbacks: EventsService,
     private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.callbackPolicy = config.callbacks;
@@ -82,7 +84,7 @@ export class WatchlistsService {
     await this.requireBalance(accountId, cost * entries.length);
     const id = randomUUID();
     const answer = await this.watchlists.create(
-      { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group, idempotencyKeyId: keyId ?? null },
+      { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group, idempotencyKeyId: keyId ?? null, nextCheckAt: this.clock.date() },
       entries,
       await this.accounts.maxWatchedNumbers(accountId),
       (watchlist): WatchlistCreatedDto => ({
@@ -139,10 +141,10 @@ export class WatchlistsService {
       status = 'active';
       // A round refused for credits or by the daily cap runs as soon as it is resumed; a paused schedule picks up where it was.
       const refused = watchlist.status === 'paused_insufficient_credits' || watchlist.status === 'paused_spending_limit';
-      if (refused && !watchlist.roundRunning) next = new Date();
+      if (refused && !watchlist.roundRunning) next = this.clock.date();
     }
     if (body.interval && body.interval !== watchlist.interval && !next) {
-      next = new Date(Math.max(Date.now(), nextCheckAt(lastRound?.startedAt ?? watchlist.createdAt, body.interval).getTime()));
+      next = new Date(Math.max(this.clock.now(), nextCheckAt(lastRound?.startedAt ?? watchlist.createdAt, body.interval).getTime()));
     }
     if (body.add) {
       const { entries, rejected } = parseEntries(body.add, undefined);

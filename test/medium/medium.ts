@@ -28,6 +28,11 @@ export interface MediumOptions {
   checks?: readonly CheckRegistration[];
   /** Where the clock starts (default: the machine's time now). */
   clockStart?: number;
+  /**
+   * Another instance of the service: these modules join its database and its clock (one world, one
+   * time) with a scheduler of their own; closing them leaves the database to its owner.
+   */
+  joining?: Medium;
 }
 
 export interface Medium {
@@ -41,6 +46,8 @@ export interface Medium {
   get<T>(type: Type<T> | (abstract new (...args: never[]) => T)): T;
   /** The admin operations (accounts, keys, credits), when AdminModule is among the imports: test/factories use it. */
   readonly admin: AdminService;
+  /** The database these services run on (another instance joins it with `joining`). */
+  readonly databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -51,7 +58,7 @@ export interface Medium {
  */
 export async function startMedium(options: MediumOptions): Promise<Medium> {
   const isolation = `pf:test:${randomBytes(6).toString('hex')}:`;
-  const database = await databaseOfItsOwn();
+  const database = options.joining ? { url: options.joining.databaseUrl, drop: () => Promise.resolve() } : await databaseOfItsOwn();
   const raw: Record<string, string | undefined> = {
     ...process.env,
     LOG_LEVEL: 'error',
@@ -61,7 +68,7 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
     ...options.env,
   };
   const config = new AppConfig(validateEnvironment(raw), database.url);
-  const clock = new ManualClock(options.clockStart);
+  const clock = options.joining?.clock ?? new ManualClock(options.clockStart);
   const jobs = new ManualScheduler();
   const module = await Test.createTestingModule({
     imports: [
@@ -87,6 +94,7 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
     db: module.get(DataSource),
     clock,
     jobs,
+    databaseUrl: database.url,
     get: (type) => module.get(type as Type, { strict: false }),
     get admin() {
       return module.get(AdminService, { strict: false });
