@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import http from 'node:http';
 import https from 'node:https';
+import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { type CallbackAddressPolicy, publicOnlyLookup, refusedCallbackUrl } from '../common/callback-address';
 import { signatureHeader } from './callback-signature';
@@ -37,7 +38,10 @@ export class CallbackClient {
   private readonly timeoutMs: number;
   private readonly policy: CallbackAddressPolicy;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly clock: Clock,
+  ) {
     this.timeoutMs = config.callbacks.timeoutMs;
     this.policy = config.callbacks;
   }
@@ -52,7 +56,7 @@ export class CallbackClient {
     if (refused) throw new CallbackFailedError('callback not delivered: callback_url is not a public address on an allowed port', `callback not delivered: ${refused}`);
     const target = new URL(url);
     const body = JSON.stringify(payload);
-    const timestamp = String(Math.floor(Date.now() / 1000));
+    const timestamp = String(Math.floor(this.clock.now() / 1000));
     const status = await new Promise<number>((resolve, reject) => {
       const request = (target.protocol === 'https:' ? https : http).request(
         target,

@@ -59,17 +59,17 @@ export class EventsRepository {
   }
 
   /**
-   * Up to `limit` pending events that are due, each counted as an attempt and leased for
+   * Up to `limit` pending events due at `now`, each counted as an attempt and leased for
    * `leaseSeconds` (an instance that dies while delivering leaves it to be retried after the lease).
    */
-  async claimDue(limit: number, leaseSeconds: number): Promise<AccountEvent[]> {
+  async claimDue(limit: number, leaseSeconds: number, now: Date): Promise<AccountEvent[]> {
     // TypeORM answers an UPDATE ... RETURNING with [rows, count].
     const [rows]: [EventRow[], number] = await this.db.query(
-      `UPDATE account_events SET attempts = attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
-        WHERE id IN (SELECT id FROM account_events WHERE state = 'pending' AND next_attempt_at <= now()
+      `UPDATE account_events SET attempts = attempts + 1, next_attempt_at = $3::timestamptz + make_interval(secs => $2)
+        WHERE id IN (SELECT id FROM account_events WHERE state = 'pending' AND next_attempt_at <= $3::timestamptz
                       ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING ${COLUMNS}`,
-      [limit, leaseSeconds],
+      [limit, leaseSeconds, now],
     );
     return rows.map(toEvent);
   }
@@ -83,19 +83,19 @@ export class EventsRepository {
     );
   }
 
-  async markDelivered(id: string): Promise<void> {
-    await this.db.query(`UPDATE account_events SET state = 'delivered', delivered_at = now(), last_error = NULL WHERE id = $1`, [id]);
+  async markDelivered(id: string, at: Date): Promise<void> {
+    await this.db.query(`UPDATE account_events SET state = 'delivered', delivered_at = $2, last_error = NULL WHERE id = $1`, [id, at]);
   }
 
-  /** A failed attempt: tried again after `retryInSeconds`, or (null) given up as failed. */
-  async markAttemptFailed(id: string, error: string, retryInSeconds: number | null): Promise<void> {
+  /** A failed attempt: tried again from `retryAt`, or (null) given up as failed. */
+  async markAttemptFailed(id: string, error: string, retryAt: Date | null): Promise<void> {
     await this.db.query(
       `UPDATE account_events
           SET last_error = left($2::text, 500),
-              state = CASE WHEN $3::float8 IS NULL THEN 'failed' ELSE state END,
-              next_attempt_at = CASE WHEN $3::float8 IS NULL THEN next_attempt_at ELSE now() + make_interval(secs => $3::float8) END
+              state = CASE WHEN $3::timestamptz IS NULL THEN 'failed' ELSE state END,
+              next_attempt_at = COALESCE($3::timestamptz, next_attempt_at)
         WHERE id = $1`,
-      [id, error, retryInSeconds],
+      [id, error, retryAt],
     );
   }
 
@@ -103,20 +103,22 @@ export class EventsRepository {
     await this.db.query(`UPDATE account_events SET state = 'no_webhook', last_error = 'no webhook_url set' WHERE id = $1`, [id]);
   }
 
-  /** The account's events (to webhook_url; callbacks to a callback_url are not listed) of the retention period, newest first, keyset-paginated on the id. */
-  async page(accountId: string, limit: number, beforeId: string | undefined): Promise<AccountEvent[]> {
+  /** The account's events (to webhook_url; callbacks to a callback_url are not listed) created after `since`, newest first, keyset-paginated on the id. */
+  async page(accountId: string, limit: number, beforeId: string | undefined, since: Date): Promise<AccountEvent[]> {
     const rows: EventRow[] = await this.db.query(
       `SELECT ${COLUMNS} FROM account_events
-        WHERE account_id = $1 AND callback_url IS NULL AND created_at > now() - make_interval(days => $4)
+        WHERE account_id = $1 AND callback_url IS NULL AND created_at > $4
           AND ($2::bigint IS NULL OR id < $2::bigint)
         ORDER BY id DESC LIMIT $3`,
-      [accountId, beforeId ?? null, limit, EVENT_RETENTION_DAYS],
+      [accountId, beforeId ?? null, limit, since],
     );
     return rows.map(toEvent);
   }
 
-  async deleteExpired(): Promise<void> {
-    await this.db.query(`DELETE FROM account_events WHERE created_at < now() - make_interval(days => $1)`, [EVENT_RETENTION_DAYS]);
+  /** The events created before `before`, deleted; resolves to how many. */
+  async deleteCreatedBefore(before: Date): Promise<number> {
+    const [, deleted]: [unknown[], number] = await this.db.query(`DELETE FROM account_events WHERE created_at < $1`, [before]);
+    return deleted;
   }
 }
 

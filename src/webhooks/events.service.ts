@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { keysetPage } from '../common/keyset-page';
 import { AccountEventDto, AccountEventPageDto } from './dto/events.dto';
-import { AccountEvent, EventsRepository } from './events.repository';
+import { AccountEvent, EVENT_RETENTION_DAYS, EventsRepository } from './events.repository';
 
 /** What a receiver gets: the event's id (the same on every retry, to deduplicate), type, time and data. */
 export function eventBody(event: AccountEvent): { id: string; type: string; created_at: string; data: Record<string, unknown> } {
@@ -10,7 +11,10 @@ export function eventBody(event: AccountEvent): { id: string; type: string; crea
 
 @Injectable()
 export class EventsService {
-  constructor(private readonly events: EventsRepository) {}
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * A delivery to a callback_url of the account's (a bulk job's, a watchlist's), signed with its
@@ -37,8 +41,10 @@ export class EventsService {
     return this.events.record(accountId, 'bulk.completed', { id: job.id, status: job.status, total: job.total }, `bulk.completed:${job.id}`);
   }
 
+  /** The account's events of the retention period (EVENT_RETENTION_DAYS back from the Clock's now), newest first. */
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<AccountEventPageDto> {
-    const page = await keysetPage('ev', limit, cursor, (rows, beforeId) => this.events.page(accountId, rows, beforeId), (event) => event.id);
+    const since = new Date(this.clock.now() - EVENT_RETENTION_DAYS * 86_400_000);
+    const page = await keysetPage('ev', limit, cursor, (rows, beforeId) => this.events.page(accountId, rows, beforeId, since), (event) => event.id);
     return { events: page.rows.map(toDto), next_cursor: page.nextCursor };
   }
 }
