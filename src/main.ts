@@ -9,10 +9,22 @@ import { migrate, openDatabase } from './database/database-runtime';
 import { EmbeddedPostgresError } from './database/embedded-postgres';
 import { BootLogger } from './logging/boot-logger';
 import { installShutdown } from './shell/shutdown';
+import { explainStartupFailure, reportStartupFailure, StartupContext } from './shell/startup-failure';
 import { DEMO_CREDITS, demoAccountOf, rememberDemoAccount, startBanner, startBannerLine } from './shell/start-banner';
+
+/** What start-up knew when it failed, for the one line that explains it (shell/startup-failure.ts). */
+const startup: StartupContext = {};
 
 async function bootstrap(): Promise<void> {
   const env = loadEnvironment();
+  Object.assign(startup, {
+    databaseUrl: env.DATABASE_URL,
+    embeddedDir: env.EMBEDDED_PG_DIR,
+    port: env.PORT,
+    host: env.HOST,
+    debug: env.LOG_LEVEL === 'debug',
+    format: resolveLogFormat(env),
+  } satisfies StartupContext);
   const bootLogger = new BootLogger(env.LOG_LEVEL, resolveLogFormat(env));
   Logger.overrideLogger(bootLogger);
   const logger = new Logger('Bootstrap');
@@ -49,7 +61,7 @@ async function bootstrap(): Promise<void> {
     const started = await createApp(config);
     app = started;
     http = new HttpDrain(started.getHttpServer());
-    await listenOrExplain(started, config);
+    await started.listen(config.port, config.host); // a port taken: one line (startup-failure.ts)
     const demoKey = database.embedded ? await createDemoAccount(started.get(AdminService), database.dataDir!) : undefined;
     const base = `http://localhost:${(started.getHttpServer().address() as { port: number }).port}`;
     const demoAccountId = database.dataDir ? demoAccountOf(database.dataDir) : undefined;
@@ -74,21 +86,6 @@ async function bootstrap(): Promise<void> {
 /** How long the embedded server gets to stop when the start-up failed. */
 const START_FAILURE_STOP_MS = 5000;
 
-/** A port already taken is one line saying what to do, not a stack trace. */
-class PortInUseError extends Error {}
-
-/** The caller's start-up failure path closes the app and stops the embedded server. */
-async function listenOrExplain(app: INestApplication, config: AppConfig): Promise<void> {
-  try {
-    await app.listen(config.port, config.host);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    throw new PortInUseError(
-      `Port ${config.port} is already in use on ${config.host} (is Phone Filter already running?): stop that process, or start with PORT=${config.port + 1}.`,
-    );
-  }
-}
-
 /**
  * First start on the embedded database: a ready-to-use account. Its key goes into the start-up
  * block (plain stdout, never a log line: keys never reach the logs); its id is remembered so later
@@ -102,10 +99,7 @@ async function createDemoAccount(admin: AdminService, dataDir: string): Promise<
 }
 
 bootstrap().catch((error: unknown) => {
-  if (error instanceof ConfigurationError || error instanceof EmbeddedPostgresError || error instanceof PortInUseError) {
-    console.error(`\n${error.message}\n`);
-  } else {
-    console.error('The service could not start:', error);
-  }
+  const explained = error instanceof ConfigurationError || error instanceof EmbeddedPostgresError;
+  reportStartupFailure(explained ? error.message : explainStartupFailure(error, startup), error, startup);
   process.exit(1);
 });

@@ -223,11 +223,23 @@ describe('starting the service (npm start)', () => {
     }
   }, 120_000);
 
-  it('refuses a bad configuration with a clear message', async () => {
-    const service = await startServiceProcess({ PORT: 'abc', PROVIDER: 'carrier-pigeon' }, 1);
-    expect(await service.exited).toBe(1);
-    expect(service.output()).toMatch(/Invalid configuration/);
-    expect(service.output()).toMatch(/PORT="abc"/);
-    expect(service.output()).toMatch(/PROVIDER="carrier-pigeon"/);
-  }, 60_000);
+  it('a start-up mistake is one line naming the fix, with no stack: a bad configuration, PostgreSQL not running at DATABASE_URL', async () => {
+    const closedPort = await freePort();
+    const [badConfig, noDatabase] = await Promise.all([
+      startServiceProcess({ PORT: 'abc', PROVIDER: 'carrier-pigeon' }, 1, { compiled: true }),
+      startServiceProcess({ DATABASE_URL: `postgres://postgres:secret-pw@127.0.0.1:${closedPort}/app` }, await freePort(), { compiled: true }),
+    ]);
+    expect(await badConfig.exited).toBe(1);
+    expect(await noDatabase.exited).toBe(1);
+    // Not a terminal: the line is JSON like the logs (level fatal), and the only line of a configuration mistake.
+    const fatal = (output: string) => output.trim().split('\n').map((line) => JSON.parse(line) as { level: string; msg: string; stack?: string }).filter((line) => line.level === 'fatal');
+    const [config] = fatal(badConfig.output());
+    expect(config.msg).toMatch(/^Invalid configuration:\n {2}- PORT="abc": PORT must be an integer number\n {2}- PROVIDER="carrier-pigeon": PROVIDER must be one of/);
+    expect(fatal(noDatabase.output())).toEqual([
+      expect.objectContaining({
+        msg: `PostgreSQL at 127.0.0.1:${closedPort} refused the connection (DATABASE_URL): is PostgreSQL running at 127.0.0.1:${closedPort}? Or unset DATABASE_URL to use the embedded one.`,
+      }),
+    ]);
+    for (const output of [badConfig.output(), noDatabase.output()]) expect(output).not.toMatch(/ {4}at |secret-pw|"stack"/);
+  }, 120_000);
 });

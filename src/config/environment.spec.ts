@@ -119,6 +119,11 @@ describe('validateEnvironment', () => {
     }
   });
 
+  it('says one thing a variable: PORT=abc is not an integer (not also above 65535 and below 0)', () => {
+    expect(() => validateEnvironment({ PORT: 'abc' })).toThrow(new ConfigurationError('Invalid configuration:\n  - PORT="abc": PORT must be an integer number'));
+    expect(() => validateEnvironment({ PORT: '70000' })).toThrow(new ConfigurationError('Invalid configuration:\n  - PORT="70000": PORT must not be greater than 65535'));
+  });
+
   it('never prints a secret: an invalid key as <redacted>, a database or Redis URL without its password', () => {
     const raw = { DATA_HASH_KEY: 'short-secret-hash-key', DATABASE_URL: 'mysql://app:db-pass-123@db:5432/x', REDIS_URL: 'http://cache:redis-pass-456@r:6379' };
     let message = '';

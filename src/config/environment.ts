@@ -424,13 +424,20 @@ function shownValue(name: string, value: unknown): string {
 }
 
 /** Validates the raw environment once; a bad value stops the service with every problem named. */
+/** The constraints that say what kind of value is wanted, first: a bound matters only once the kind is right. */
+const KIND_CONSTRAINTS = ['isInt', 'isNumber', 'isBoolean', 'isIn', 'isEnum', 'isString'];
+
+function firstConstraint(constraints: Record<string, string>): string {
+  const kind = KIND_CONSTRAINTS.find((name) => name in constraints);
+  return kind ? constraints[kind] : (Object.values(constraints)[0] ?? 'invalid');
+}
+
 export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVariables {
   const withoutBlanks = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== ''));
   const env = plainToInstance(EnvironmentVariables, withoutBlanks, { enableImplicitConversion: true });
   const errors = validateSync(env, { skipMissingProperties: false });
-  const problems = errors.flatMap((error) =>
-    Object.values(error.constraints ?? {}).map((text) => `  - ${error.property}=${shownValue(error.property, raw[error.property])}: ${text}`),
-  );
+  // One message a variable: PORT=abc is not an integer, and saying it is also out of both bounds says nothing.
+  const problems = errors.map((error) => `  - ${error.property}=${shownValue(error.property, raw[error.property])}: ${firstConstraint(error.constraints ?? {})}`);
   for (const [name, value] of Object.entries(withoutBlanks)) {
     const rule = CHECK_VARIABLES.find(({ pattern }) => pattern.test(name));
     if (!rule) continue;

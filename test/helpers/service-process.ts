@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 export interface ServiceProcess {
@@ -21,10 +21,15 @@ export const ROOT = resolve(__dirname, '../..');
 export async function startServiceProcess(
   env: Record<string, string | undefined>,
   port: number,
-  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean } = {},
+  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean; compiled?: boolean } = {},
 ): Promise<ServiceProcess> {
   // npmStart: the real `npm start` (build what changed, then the built service), `child` being npm.
-  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts']];
+  // compiled: the built service (dist/, brought up to date once), as `npm start` runs it, without npm:
+  // seconds faster to start than src/ through ts-node.
+  if (options.compiled) await buildOnce();
+  const [command, args] = options.npmStart
+    ? ['npm', ['start']]
+    : [process.execPath, options.compiled ? ['dist/src/main'] : ['-r', 'ts-node/register/transpile-only', 'src/main.ts']];
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     detached: options.ownProcessGroup ?? false,
@@ -77,6 +82,18 @@ export async function startServiceProcess(
       return exited;
     },
   };
+}
+
+let built: Promise<void> | undefined;
+
+/** dist/ up to date with the sources (tools/start/build-if-changed.mjs), once per test file. */
+function buildOnce(): Promise<void> {
+  built ??= new Promise((resolveBuild, reject) =>
+    execFile(process.execPath, ['tools/start/build-if-changed.mjs'], { cwd: ROOT }, (error, stdout, stderr) =>
+      error ? reject(new Error(`the build failed:\n${stdout}${stderr}`)) : resolveBuild(),
+    ),
+  );
+  return built;
 }
 
 export { freePort } from '../../src/common/net';

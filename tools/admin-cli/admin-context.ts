@@ -10,6 +10,7 @@ import { loadEnvironment } from '../../src/config/load-config';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { TransactionsModule } from '../../src/database/transactions';
 import { migrate, openDatabase } from '../../src/database/database-runtime';
+import { knownStartupMistake } from '../../src/shell/startup-failure';
 
 /**
  * Only what AdminService needs: the CLI must not start the service's background work (workers,
@@ -39,9 +40,14 @@ class AdminCliModule {
  */
 export async function withAdminService<T>(work: (admin: AdminService) => Promise<T>): Promise<T> {
   const env = loadEnvironment();
-  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR);
+  // A wrong DATABASE_URL or a checkout it cannot write: the service's one-line explanation, not the driver's error.
+  const explained = (error: unknown) => {
+    const known = knownStartupMistake(error, { databaseUrl: env.DATABASE_URL, embeddedDir: env.EMBEDDED_PG_DIR });
+    return known ? new Error(known) : error;
+  };
+  const database = await openDatabase(env.DATABASE_URL, env.EMBEDDED_PG_DIR).catch((error: unknown) => Promise.reject(explained(error)));
   try {
-    await migrate(database.url);
+    await migrate(database.url).catch((error: unknown) => Promise.reject(explained(error)));
     const context = await NestFactory.createApplicationContext(AdminCliModule.forRoot(new AppConfig(env, database.url)), {
       logger: false,
       abortOnError: false,
