@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description Columns phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at, in input order. The last columns say which provider answered each check and when (`<check>_provider`, `<check>_observed_at`; empty when the check did not answer the entry). Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
+         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
          */
         get: operations["BulkController_csv"];
         put?: never;

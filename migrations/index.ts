@@ -19,6 +19,7 @@ import { PersonalDataRetention1764700000000 } from './1764700000000-PersonalData
 import { CountsKeptAndLeanerIndexes1764800000000 } from './1764800000000-CountsKeptAndLeanerIndexes';
 import { IdempotencyAnswerContext1764900000000 } from './1764900000000-IdempotencyAnswerContext';
 import { AnswerProvenance1765000000000 } from './1765000000000-AnswerProvenance';
+import { BulkCsvLayoutPerJob1765100000000 } from './1765100000000-BulkCsvLayoutPerJob';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   CountsKeptAndLeanerIndexes1764800000000,
   IdempotencyAnswerContext1764900000000,
   AnswerProvenance1765000000000,
+  BulkCsvLayoutPerJob1765100000000,
 ];

@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { createAccount } from './factories/accounts';
-import { distinctNumbers, waitForBulkJob } from './helpers/bulk';
+import { csvRecords, distinctNumbers, waitForBulkJob } from './helpers/bulk';
 import { SimSwapTestAdapter, simSwapRegistration } from './helpers/sim-swap.check';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { expectError } from './helpers/expect-error';
@@ -98,9 +99,15 @@ describe('a check registered from a test module (sim_swap)', () => {
     expect(await balanceOf(account.auth)).toBe(1000 - 24);
 
     const csv = await request(t.http).get(`/api/v1/filter/bulk/${accepted.body.id}/results.csv`).set(account.auth).expect(200);
-    const [header, first] = csv.text.split('\r\n');
-    expect(header).toBe('phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at,sim_swap_provider,sim_swap_observed_at');
-    expect(first.split(',')[8]).toBe('false');
+    const { header, rows } = csvRecords(csv.text);
+    // The job's checks (network status and sim_swap): the six fields, its field, then their provenance.
+    expect(header.join(',')).toBe(
+      'phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,error_code,error_message,network_status_provider,network_status_observed_at,sim_swap_provider,sim_swap_observed_at',
+    );
+    expect(rows.map((row) => [row.sim_swapped, row.sim_swap_provider])).toEqual([
+      ['false', 'sim-swap-test'],
+      ['false', 'sim-swap-test'],
+    ]);
   });
 
   it('reports a change of its field between two watchlist rounds', async () => {
@@ -137,5 +144,44 @@ describe('a check registered from a test module (sim_swap)', () => {
     expect(document.paths['/api/v1/settings'].get.description).toContain('| SIM Swap (last 7 days) | `sim_swap` | off | 3 | sim_swapped |');
     expect(document.components.schemas.WatchlistChangeDto.properties.field.enum).toEqual(['status', 'carrier', 'line_type', 'is_ported', 'valid', 'sim_swapped']);
     expect(Object.keys(document.components.schemas.PhoneAnswerDto.properties).sort()).toEqual(SIX_FIELDS);
+  });
+});
+
+describe('registering a check changes no existing account\'s bulk CSV', () => {
+  const apps: TestApp[] = [];
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  /** Submits a job of `phones` for the account and answers its completed CSV. */
+  async function csvOfNewJob(t: TestApp, auth: { Authorization: string }, phones: string[]): Promise<{ id: string; text: string }> {
+    const accepted = await request(t.http).post('/api/v1/filter/bulk').set(auth).send({ phones }).expect(202);
+    await waitForBulkJob(t.http, auth, accepted.body.id);
+    return { id: accepted.body.id, text: (await request(t.http).get(`/api/v1/filter/bulk/${accepted.body.id}/results.csv`).set(auth).expect(200)).text };
+  }
+
+  it('keeps the header of an account that does not turn it on, for its new jobs and its old ones', async () => {
+    // One queue of this test's own, worked only by the app of the moment (before, then after).
+    const env = { PROVIDER: 'sandbox', BULK_QUEUE_NAME: `extra-check-csv-${randomBytes(4).toString('hex')}`, BULK_POLL_INTERVAL_SECONDS: '0.5' };
+    const before = await startTestApp(env);
+    apps.push(before);
+    const account = await createAccount(before, { credits: 1000 });
+    await request(before.http).patch('/api/v1/settings').set(account.auth).send({ checks: { line_type: true } }).expect(200);
+    const [first, second] = distinctNumbers(2, 64);
+    const old = await csvOfNewJob(before, account.auth, [first]);
+    await before.close();
+    apps.pop();
+
+    const after = await startTestApp(env, { checks: [simSwapRegistration(new SimSwapTestAdapter())] });
+    apps.push(after);
+    const settings = await request(after.http).get('/api/v1/settings').set(account.auth).expect(200);
+    expect(settings.body.checks).toEqual({ network_status: true, line_type: true, portability: false, sim_swap: false });
+    const renewed = await csvOfNewJob(after, account.auth, [second]);
+    expect(csvRecords(renewed.text).header).toEqual(csvRecords(old.text).header);
+    expect(csvRecords(old.text).header.join(',')).toBe(
+      'phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at',
+    );
+    // The job submitted before the check existed is downloaded as it was.
+    expect((await request(after.http).get(`/api/v1/filter/bulk/${old.id}/results.csv`).set(account.auth).expect(200)).text).toBe(old.text);
   });
 });

@@ -214,8 +214,8 @@ describe('retention of bulk entries: batches bounded by entries, not by jobs', (
     const account = await createAccount(t, { credits: 0 });
     // 30 finished jobs of 3 entries, completed 31 days ago (written directly: 30 real jobs would only be slower).
     const jobs: Array<{ id: string }> = await t.db.query(
-      `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source, chunks, completed_at)
-       SELECT gen_random_uuid(), $1, 'completed', 3, 3, 0, 0, 0, '[]', 'retention-test', 1, now() - interval '31 days'
+      `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source, chunks, completed_at)
+       SELECT gen_random_uuid(), $1, 'completed', 3, 3, 0, 0, 0, '[]', '{"answer":[],"answered_by":[]}', 'retention-test', 1, now() - interval '31 days'
          FROM generate_series(1, 30) RETURNING id`,
       [account.id],
     );

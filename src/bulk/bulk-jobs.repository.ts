@@ -5,6 +5,7 @@ import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import type { StoredProvenance } from '../checks/provenance';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
+import type { CsvLayout } from '../checks/csv-layout';
 import type { BulkStatus } from './dto/bulk.dto';
 import type { PlannedEntry } from './plan';
 
@@ -19,6 +20,8 @@ export interface BulkJob {
   costPerEntry: number;
   cost: number;
   checks: EnabledChecks;
+  /** Its CSV's columns, fixed at submission. */
+  csvLayout: CsvLayout;
   source: string;
   callbackUrl: string | null;
   reservationId: string | null;
@@ -54,6 +57,7 @@ export interface NewBulkJob {
   chargedEntries: number;
   costPerEntry: number;
   checks: EnabledChecks;
+  csvLayout: CsvLayout;
   source: string;
   callbackUrl: string | null;
   chunks: number;
@@ -65,7 +69,7 @@ export interface NewBulkJob {
 /** Thrown by `lockIdempotencyKey`/`insert` when the Idempotency-Key already has a job: the transaction (and its reservation) rolls back. */
 export class IdempotencyKeyTaken extends Error {}
 
-const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source,
+const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source,
   callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at`;
 
 @Injectable()
@@ -101,8 +105,8 @@ export class BulkJobsRepository {
       const invalid = job.entries.filter((entry) => !entry.valid).length;
       const [row] = await transaction.query(
         `INSERT INTO bulk_jobs (id, account_id, total, processed, charged_entries, cost_per_entry, cost, checks, source, callback_url,
-                                reservation_id, chunks, max_age_seconds, idempotency_key, request_hash)
-         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11, $12, $13, $14)
+                                reservation_id, chunks, max_age_seconds, idempotency_key, request_hash, csv_layout)
+         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11, $12, $13, $14, $15)
          ON CONFLICT ON CONSTRAINT bulk_jobs_idempotency_key_unique DO NOTHING
          RETURNING ${JOB_COLUMNS}`,
         [
@@ -120,6 +124,7 @@ export class BulkJobsRepository {
           job.maxAgeSeconds,
           job.idempotency?.key ?? null,
           job.idempotency?.requestHash ?? null,
+          JSON.stringify({ answer: job.csvLayout.answer, answered_by: job.csvLayout.answeredBy }),
         ],
       );
       if (!row) throw new IdempotencyKeyTaken();
@@ -290,6 +295,7 @@ interface JobRow {
   cost_per_entry: number;
   cost: string;
   checks: EnabledChecks;
+  csv_layout: { answer: string[]; answered_by: string[] };
   source: string;
   callback_url: string | null;
   reservation_id: string | null;
@@ -312,6 +318,7 @@ function toJob(row: JobRow): BulkJob {
     costPerEntry: row.cost_per_entry,
     cost: Number(row.cost),
     checks: row.checks,
+    csvLayout: { answer: row.csv_layout.answer, answeredBy: row.csv_layout.answered_by },
     source: row.source,
     callbackUrl: row.callback_url,
     reservationId: row.reservation_id === null ? null : String(row.reservation_id),

@@ -156,17 +156,20 @@ export class BulkController {
   @ApiOperation({
     summary: "A completed job's results as CSV",
     description:
-      'Columns {{checks.csv_header}}, in input order. The last columns say which provider answered each check and when ' +
-      '(`<check>_provider`, `<check>_observed_at`; empty when the check did not answer the entry). ' +
+      'One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: ' +
+      '`phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job\'s other checks add, ' +
+      '`error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider ' +
+      'answered it and when; empty when it did not answer the entry). With every check enabled: {{checks.csv_header}}. ' +
       'Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.',
   })
   @ApiProduces('text/csv')
   @ApiOkResponse({
     schema: {
       type: 'string',
+      // A job submitted with every check enabled.
       example:
         '{{checks.csv_header}}\r\n' +
-        '+447400123456,crm-contact-1842,GB,true,CONNECTED,Three,MOBILE,false,,,hlr-lookups,2026-11-22T10:00:01.000Z,hlr-lookups,2026-11-22T10:00:01.000Z,,\r\n' +
+        '+447400123456,crm-contact-1842,GB,true,CONNECTED,Three,MOBILE,false,,,hlr-lookups,2026-11-22T10:00:01.000Z,hlr-lookups,2026-11-22T10:00:01.000Z,backup,2026-11-22T10:00:01.200Z\r\n' +
         '12345,,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671.",,,,,,\r\n',
     },
   })

@@ -4,7 +4,8 @@ import { HashKey, requestHash, RequestHash } from '../common/keyed-hash';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
-import { provenanceCells, provenanceColumns, showProvenance } from '../checks/provenance';
+import { csvCells, csvHeader } from '../checks/csv-layout';
+import { showProvenance } from '../checks/provenance';
 import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { isUuid } from '../common/uuid';
@@ -17,7 +18,7 @@ import { BulkPrivacyService } from './bulk-privacy.service';
 import { BulkJob, BulkJobsRepository, IdempotencyKeyTaken } from './bulk-jobs.repository';
 import { type CallbackAddressPolicy, requireCallbackUrl } from '../common/callback-address';
 import { BulkQueue } from './bulk-queue';
-import { CsvValue, toCsv } from './csv';
+import { toCsv } from './csv';
 import { BulkAcceptedDto, BulkEntriesDeletedDto, BulkEntryDto, BulkJobDto, BulkJobPageDto, BulkJobSummaryDto, BulkQuoteDto, BulkRequestDto } from './dto/bulk.dto';
 import { toEntryInput } from './entry-input';
 import { JobPlan, planJob } from './plan';
@@ -80,6 +81,7 @@ export class BulkService {
       chargedEntries: plan.validCount,
       costPerEntry: cost,
       checks,
+      csvLayout: this.registry.csvLayout(checks),
       source,
       callbackUrl: request.callback_url ?? null,
       chunks: plan.chunks,
@@ -156,19 +158,8 @@ export class BulkService {
       );
     }
     const entries = await this.jobs.entries(job.id, false);
-    // The answer's columns come from the checks' definitions: a registered check adds its own.
-    const answerColumns = this.registry.csvColumns();
-    // Provenance after every existing column (their order unchanged): `<check>_provider`, `<check>_observed_at`.
-    const checks = this.registry.names();
-    const rows = entries.map((entry): CsvValue[] => [
-      entry.phone,
-      entry.reference,
-      ...answerColumns.map((column) => entry.result?.[column]),
-      entry.error?.code,
-      entry.error?.message,
-      ...provenanceCells(entry.result ? entry.answeredBy : null, checks),
-    ]);
-    return toCsv(['phone', 'reference', ...answerColumns, 'error_code', 'error_message', ...provenanceColumns(checks)], rows);
+    // The columns the job was given when submitted: a check registered or turned on since adds none.
+    return toCsv(csvHeader(job.csvLayout), entries.map((entry) => csvCells(job.csvLayout, entry)));
   }
 
   /** The customer deletes a completed job's entries early (docs/privacy.md); the job, its counts and charges stay. */

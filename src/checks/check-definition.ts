@@ -36,7 +36,10 @@ export interface CheckDefinition {
   readonly reports: readonly string[];
   /** Result fields a watchlist compares between rounds when this check produced them in both. */
   readonly watches: readonly string[];
-  /** Its columns in a bulk job's CSV (result fields), after phone, reference, country and valid. */
+  /**
+   * Its columns in the CSV of a bulk job that has it on (result fields), after phone, reference and the
+   * answer's six fields, which every job's CSV has (csv-layout.ts); a column already there is not repeated.
+   */
   readonly csvColumns: readonly string[];
 }
 

@@ -1,6 +1,7 @@
 import { BUILT_IN_CHECKS } from './built-in-checks';
 import type { CheckAnswer, FieldValue } from './check-definition';
 import { CheckRegistry, NumberReport } from './check-registry';
+import { csvHeader } from './csv-layout';
 
 const registry = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })));
 const all = { network_status: true, line_type: true, portability: true };
@@ -70,9 +71,28 @@ describe('CheckRegistry, derived from the definitions', () => {
     expect(new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })), { PRICE_LINETYPE: 9 }).unusedVariables()).toEqual(['PRICE_LINETYPE']);
   });
 
-  it("lists the bulk CSV columns and the watched fields as the contract's", () => {
-    expect(registry.csvColumns()).toEqual(['country', 'valid', 'status', 'carrier', 'line_type', 'is_ported']);
+  it("lists the watched fields as the contract's", () => {
     expect(registry.watchedFields()).toEqual(['status', 'carrier', 'line_type', 'is_ported', 'valid']);
+  });
+
+  describe("a bulk job's CSV layout", () => {
+    const SIX = ['country', 'valid', 'status', 'carrier', 'line_type', 'is_ported'];
+    const extra = { ...BUILT_IN_CHECKS[1], name: 'sim_swap', shows: {}, reports: ['sim_swapped'], watches: [], csvColumns: ['sim_swapped'] };
+    const grown = new CheckRegistry([...BUILT_IN_CHECKS, extra].map((definition) => ({ definition })));
+
+    it("is the answer's six fields always, then provenance for the job's enabled checks", () => {
+      expect(registry.csvLayout(all)).toEqual({ answer: SIX, answeredBy: ['network_status', 'line_type', 'portability'] });
+      expect(registry.csvLayout({ ...none, network_status: true })).toEqual({ answer: SIX, answeredBy: ['network_status'] });
+    });
+
+    it('does not change when a check is registered that the job does not have on', () => {
+      for (const checks of [all, { ...none, line_type: true }]) expect(grown.csvLayout({ ...checks, sim_swap: false })).toEqual(registry.csvLayout(checks));
+      expect(grown.csvLayout({ ...none, network_status: true, sim_swap: true })).toEqual({ answer: [...SIX, 'sim_swapped'], answeredBy: ['network_status', 'sim_swap'] });
+    });
+
+    it('is the header phone, reference, the answer, error_code, error_message, then <check>_provider and <check>_observed_at', () => {
+      expect(csvHeader(registry.csvLayout({ ...none, portability: true }))).toEqual(['phone', 'reference', ...SIX, 'error_code', 'error_message', 'portability_provider', 'portability_observed_at']);
+    });
   });
 
   it('reports nothing beyond the six fields for the built-in checks', () => {

@@ -1,5 +1,6 @@
 import type { CheckAdapter, CheckAnswer, CheckDefinition, CheckRegistration, FieldValue } from './check-definition';
 import { costPerCall, EnabledChecks } from './checks';
+import type { CsvLayout } from './csv-layout';
 import { phoneAnswerOf, PhoneAnswerDto, ReportedAnswer, SHOWN_FIELDS, ShownField } from './phone-answer.dto';
 
 /** What the checks that ran said about one number, with the numbering plan's facts (free). */
@@ -131,9 +132,18 @@ export class CheckRegistry {
     return answer as ReportedAnswer;
   }
 
-  /** A bulk job's CSV columns of an answer: country and valid (free), then each check's, each once. */
-  csvColumns(): string[] {
-    return [...new Set(['country', 'valid', ...this.definitions.flatMap((check) => check.csvColumns)])];
+  /**
+   * The CSV columns of a bulk job of these checks, fixed at its submission: the answer's six fields
+   * (country and valid free, then /filter's shown fields), the columns its enabled checks add beyond
+   * them, each once; provenance for its enabled checks. A check registered later, or one the account
+   * leaves off, adds nothing.
+   */
+  csvLayout(checks: EnabledChecks): CsvLayout {
+    const enabled = this.enabled(checks);
+    return {
+      answer: [...new Set(['country', 'valid', ...SHOWN_FIELDS, ...enabled.flatMap((check) => check.csvColumns)])],
+      answeredBy: enabled.map((check) => check.name),
+    };
   }
 
   /** Every result field a watchlist may compare, each once: /filter's shown fields in their order, then the others in registration order. */

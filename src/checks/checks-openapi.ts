@@ -1,7 +1,7 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { CheckDefinition } from './check-definition';
 import type { CheckRegistry } from './check-registry';
-import { provenanceColumns } from './provenance';
+import { csvHeader } from './csv-layout';
 
 /** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
 export const CHECK_SWITCH_SCHEMAS = { settings: 'ChecksDto', patch: 'ChecksPatchDto', admin: 'AccountChecksDto' } as const;
@@ -41,7 +41,7 @@ export function describeChecks(document: OpenAPIObject, registry: CheckRegistry)
   const texts: Record<string, string> = {
     '{{checks.table}}': checksTable(checks),
     '{{checks.default_prices}}': `${checks.map((check) => `${check.name.replace(/_/g, ' ')} ${check.price.default}`).join(', ')} credits`,
-    '{{checks.csv_header}}': ['phone', 'reference', ...registry.csvColumns(), 'error_code', 'error_message', ...provenanceColumns(registry.names())].join(','),
+    '{{checks.csv_header}}': csvHeader(registry.csvLayout(Object.fromEntries(names.map((name) => [name, true])))).join(','),
     '{{checks.watched_fields}}': `${watched.slice(0, -1).join(', ')} or ${watched[watched.length - 1]}`,
   };
   replaceTexts(document, texts);

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { App } from 'supertest/types';
+import { parseCsv } from '../../src/bulk/csv-input';
 
 /** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 7; 0005 and 0006 are test numbers). */
 export function distinctNumbers(count: number, block: number): string[] {
@@ -27,4 +28,13 @@ export async function waitForBulkJob(
 export async function answeredEntries(query: (sql: string, params: unknown[]) => Promise<Array<{ done: string }>>, jobId: string): Promise<number> {
   const [row] = await query(`SELECT count(*) AS done FROM bulk_entries WHERE job_id = $1 AND done_at IS NOT NULL`, [jobId]);
   return Number(row.done);
+}
+
+/**
+ * A bulk results CSV read by column name, as a customer's parser would: its header, and each row's cells
+ * by column (RFC 4180 quoting undone). Assertions on it name the columns they mean, whatever others exist.
+ */
+export function csvRecords(text: string): { header: string[]; rows: Array<Record<string, string>> } {
+  const [header, ...rows] = parseCsv(text).map((row) => row.cells);
+  return { header, rows: rows.map((cells) => Object.fromEntries(header.map((column, i) => [column, cells[i]]))) };
 }

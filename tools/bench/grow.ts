@@ -85,8 +85,8 @@ export async function grow(db: Client, account: string, size: GrowthSizes, log: 
   const jobs = Math.max(1, Math.round(size.bulkEntries / 1000));
   await step(
     'bulk jobs (completed, 1,000 entries each, on other accounts)',
-    `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source, chunks, completed_at)
-     SELECT gen_random_uuid(), (SELECT id FROM accounts WHERE name = 'grow ' || (1 + g % $2)), 'completed', 1000, 1000, 0, 0, 0, '{}'::jsonb, 'grow', 1, now()
+    `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source, chunks, completed_at)
+     SELECT gen_random_uuid(), (SELECT id FROM accounts WHERE name = 'grow ' || (1 + g % $2)), 'completed', 1000, 1000, 0, 0, 0, '{}'::jsonb, '{"answer":[],"answered_by":[]}', 'grow', 1, now()
        FROM generate_series(1, $1) g`,
     [jobs, size.accounts],
   );

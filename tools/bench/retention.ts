@@ -21,8 +21,8 @@ async function fill(db: DataSource, accountId: string): Promise<void> {
   // run (its first comes a minute after start-up) must not see a job without its entries.
   await db.transaction(async (em) => {
     await em.query(
-      `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, source, chunks, created_at, started_at, completed_at)
-       SELECT gen_random_uuid(), $1, 'completed', 1000, 1000, 0, 0, 0, '{}', 'retention-bench', 10,
+      `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source, chunks, created_at, started_at, completed_at)
+       SELECT gen_random_uuid(), $1, 'completed', 1000, 1000, 0, 0, 0, '{}', '{"answer":[],"answered_by":[]}', 'retention-bench', 10,
               now() - interval '40 days', now() - interval '40 days', now() - interval '31 days' FROM generate_series(1, $2)`,
       [accountId, jobs],
     );
