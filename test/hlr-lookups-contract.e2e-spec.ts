@@ -142,9 +142,15 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
     expect(adapter.tally.failureCounts()).toEqual([{ path, kind, count: 1 }]);
   });
 
-  it('answers an invalid NT number UNKNOWN, not an error', async () => {
+  it('NT is_valid: false on a number our plan accepts, with no type: refunded as no_coverage (asked elsewhere), never a charged UNKNOWN', async () => {
     upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, invalid_reason: 'not a number', number_type: 'UNKNOWN' }));
-    await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'UNKNOWN' });
+    expect(await failureKind(checkFields(adapter, 'line_type', '+4989702626'))).toBe('no_coverage');
+    expect(adapter.tally.failureCounts()).toEqual([{ path: '/nt-lookup', kind: 'no_coverage', count: 1 }]);
+  });
+
+  it('NT is_valid: false that still gives a type: answered from the type it looked up', async () => {
+    upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, invalid_reason: 'not a number', number_type: 'LANDLINE' }));
+    await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'FIXED_LINE' });
   });
 
   describe('an OK NT answer with a number_type we do not know', () => {
@@ -165,13 +171,15 @@ describe('hlr-lookups adapter: the documented answers (contract)', () => {
       ]);
     });
 
-    it('does not count the documented words, nor the word of an invalid number', async () => {
+    it('does not count the documented words, nor the word of an invalid number (that one is no_coverage)', async () => {
       upstream.bodies.set('/nt-lookup', answer(NT, { number_type: 'MOBILE' }));
       await checkFields(adapter, 'line_type', '+4989702626');
-      upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, number_type: '' }));
-      await expect(checkFields(adapter, 'line_type', '+4989702626')).resolves.toEqual({ line_type: 'UNKNOWN' });
       expect(adapter.tally.failureCounts()).toEqual([]);
       expect(warned).not.toHaveBeenCalled();
+      upstream.bodies.set('/nt-lookup', answer(NT, { is_valid: false, number_type: '' }));
+      expect(await failureKind(checkFields(adapter, 'line_type', '+4989702626'))).toBe('no_coverage');
+      expect(adapter.tally.failureCounts()).toEqual([{ path: '/nt-lookup', kind: 'no_coverage', count: 1 }]);
+      expect(warned.mock.calls.map((call) => String(call[0]))).not.toContainEqual(expect.stringContaining('unknown number_type'));
     });
   });
 

@@ -92,9 +92,14 @@ function describeTestNumberTable(name: string, setup: () => { provider: () => Lo
       await expectProviderUnavailable(module().lookupAnswers(UK.slow, ALL));
     });
 
-    it('answers a number not valid for its plan ABSENT with no type', async () => {
-      await expect(checkFields(provider(), 'network_status', '+10000000000')).resolves.toEqual({ status: 'ABSENT', carrier: null });
-      await expect(checkFields(provider(), 'line_type', '+10000000000')).resolves.toEqual({ line_type: 'UNKNOWN' });
+    it('answers a number not valid for its plan ABSENT with no type, without asking the network', async () => {
+      await expect(module().phoneAnswer('+10000000000', ALL)).resolves.toEqual({ country: null, valid: false, status: 'ABSENT', carrier: null, line_type: 'UNKNOWN', is_ported: false });
+      await expect(module().lookups.lookUp('+10000000000', ALL)).resolves.toMatchObject({ validForPlan: false, answers: {} });
+    });
+
+    it('answers ...0008 (subscribed, reachability unknown) UNDETERMINED and ...0009 (assigned to no subscriber) ABSENT with no operator', async () => {
+      await expect(checkFields(provider(), 'network_status', '+447400120008')).resolves.toEqual({ status: 'UNDETERMINED', carrier: 'Three' });
+      await expect(checkFields(provider(), 'network_status', '+447400120009')).resolves.toEqual({ status: 'ABSENT', carrier: null });
     });
 
     it('answers libphonenumber’s line type (US toll free, German fixed line)', async () => {

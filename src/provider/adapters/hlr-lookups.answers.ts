@@ -1,7 +1,7 @@
 import type { FieldValue } from '../../checks/check-definition';
 import { UpstreamFailure } from '../port/upstream-failure';
-import { ConnectionStatus, NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
-import { brandName, isKnownNumberType, lineTypeFromUpstream } from './hlr-lookups.protocol';
+import { NetworkStatusAnswer, NumberTypeAnswer, PortabilityAnswer } from '../port/lookup.types';
+import { brandName, HLR_CONNECTIVITY_STATUSES, isKnownNumberType, lineTypeFromUpstream } from './hlr-lookups.protocol';
 import { HlrLookupAnswer, MnpLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 
 /**
@@ -13,8 +13,9 @@ function networkStatusFrom(answer: HlrLookupAnswer): NetworkStatusAnswer {
     const kind = answer.processing_status === 'REJECTED' ? 'processing_rejected' : 'processing_failed';
     throw new UpstreamFailure(`upstream HLR lookup ${answer.processing_status} (error_code ${answer.error_code ?? 'none'})`, 'upstream_error', kind);
   }
-  if (answer.connectivity_status === 'INVALID_MSISDN') return { status: 'ABSENT', carrier: null };
-  return { status: CONNECTION_STATUS[answer.connectivity_status], carrier: currentNetwork(answer) };
+  const status = HLR_CONNECTIVITY_STATUSES[answer.connectivity_status];
+  // A number assigned to no subscriber has no operator serving it.
+  return { status, carrier: answer.connectivity_status === 'INVALID_MSISDN' ? null : currentNetwork(answer) };
 }
 
 /** The network check's full record: the contract's answer, the upstream's own status word and the network codes. */
@@ -23,9 +24,19 @@ export function networkStatusRecord(answer: HlrLookupAnswer): Record<string, Fie
   return { status, carrier, status_reason: answer.connectivity_status, ...networkCodes(answer) };
 }
 
+/**
+ * `is_valid` is the upstream's own verdict: we ask only about numbers our numbering plan calls valid, so
+ * `is_valid: false` is answered from the type it still gives, and when it gives none (UNKNOWN) the
+ * lookup is refunded as `no_coverage` (the router asks the next provider): never a charged UNKNOWN
+ * that nobody looked up.
+ */
 function numberTypeFrom(answer: NtLookupAnswer): NumberTypeAnswer {
   if (answer.query_status !== 'OK') throw queryFailed('NT', answer.error_code);
-  return { lineType: answer.is_valid === false ? 'UNKNOWN' : lineTypeFromUpstream(answer.number_type) };
+  const lineType = lineTypeFromUpstream(answer.number_type);
+  if (answer.is_valid === false && lineType === 'UNKNOWN') {
+    throw new UpstreamFailure('upstream NT calls this number invalid and gives no type', 'upstream_error', 'no_coverage');
+  }
+  return { lineType };
 }
 
 /** The number type check's full record. */
@@ -57,12 +68,6 @@ export function portabilityRecord(answer: MnpLookupAnswer): Record<string, Field
 function networkCodes(answer: { mcc?: string | null; mnc?: string | null }): { mcc: string | null; mnc: string | null } {
   return { mcc: answer.mcc ?? null, mnc: answer.mnc ?? null };
 }
-
-const CONNECTION_STATUS: Record<Exclude<HlrLookupAnswer['connectivity_status'], 'INVALID_MSISDN'>, ConnectionStatus> = {
-  CONNECTED: 'CONNECTED',
-  ABSENT: 'ABSENT',
-  UNDETERMINED: 'UNDETERMINED',
-};
 
 function queryFailed(lookup: string, errorCode: number | null | undefined): UpstreamFailure {
   return new UpstreamFailure(`upstream ${lookup} lookup FAILED (error_code ${errorCode ?? 'none'})`, 'upstream_error', 'query_failed');

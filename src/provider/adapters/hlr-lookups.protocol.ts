@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { LINE_TYPES, LineType } from '../port/lookup.types';
+import { ConnectionStatus, LINE_TYPES, LineType } from '../port/lookup.types';
 
 /**
  * The parts of the HLR Lookups API v2 protocol (hlr-lookups.com) that the adapter and the upstream
@@ -46,6 +46,21 @@ export function digestHeaders(
     'X-Digest-Signature': digestSignature(credentials.secret, path, timestamp, method, body),
   };
 }
+
+/**
+ * The HLR's `connectivity_status` words and our connection status, by hlr-lookups' definitions
+ * (docs/upstream-hlr-lookups.md, D3), side by side with the other providers' in docs/api.md:
+ * CONNECTED "the target handset is currently connected to the mobile network"; ABSENT "switched off or
+ * out of network reach"; INVALID_MSISDN "not currently assigned to any subscriber on the mobile network"
+ * (what the network says, like Twilio's inactive: ABSENT, carrier null); UNDETERMINED "could not be
+ * determined". The schema refuses any other word (hlr-lookups.schema.ts): never guessed.
+ */
+export const HLR_CONNECTIVITY_STATUSES = {
+  CONNECTED: 'CONNECTED',
+  ABSENT: 'ABSENT',
+  INVALID_MSISDN: 'ABSENT',
+  UNDETERMINED: 'UNDETERMINED',
+} as const satisfies Record<string, ConnectionStatus>;
 
 /** The longest brand we keep, in code points (a cut never splits a character). */
 const MAX_BRAND_CODE_POINTS = 120;

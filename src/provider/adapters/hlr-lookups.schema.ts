@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HLR_CONNECTIVITY_STATUSES } from './hlr-lookups.protocol';
 
 /**
  * The answers of the HLR Lookups API v2 as documented (docs/upstream-hlr-lookups.md lists each field
@@ -20,7 +21,9 @@ const countryCode = z.string().regex(/^[A-Z]{2}$/, 'expected an ISO 3166-1 alpha
 const countryPrefix = z.string().regex(/^\+\d+$/, 'expected "+" and digits');
 const text = z.string();
 
-export const CONNECTIVITY_STATUSES = ['CONNECTED', 'ABSENT', 'INVALID_MSISDN', 'UNDETERMINED'] as const;
+type ConnectivityStatus = keyof typeof HLR_CONNECTIVITY_STATUSES;
+/** The words of the mapping table (hlr-lookups.protocol.ts), so that the schema and the mapping cannot drift apart. */
+export const CONNECTIVITY_STATUSES = Object.keys(HLR_CONNECTIVITY_STATUSES) as [ConnectivityStatus, ...ConnectivityStatus[]];
 export const PROCESSING_STATUSES = ['COMPLETED', 'REJECTED', 'FAILED'] as const;
 export const QUERY_STATUSES = ['OK', 'FAILED'] as const;
 

@@ -4,7 +4,7 @@ import type { CheckAnswer } from '../../checks/check-definition';
 import { answeredNow, Lane, LookupProvider, unknownCheck, Upstream } from '../port/lookup-provider';
 import { ProviderUnavailableError } from '../port/upstream-failure';
 import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
-import { portedCarrier, TestNumberRule, TestNumberTable } from './test-numbers';
+import { portedCarrier, statusOf, TestNumberRule, TestNumberTable } from './test-numbers';
 import { ProviderAttempts } from '../port/provider-attempts';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
@@ -35,7 +35,7 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
     this.logger.warn(`Provider ${this.provider} (adapter sandbox): lookup results are SIMULATED (the test-number table of docs/api.md), not from a real network.`);
   }
 
-  /** One check's record: the sandbox knows no status reason nor network codes (null). */
+  /** One check's record: the status reason is the test number's situation (its own vocabulary); no network codes (null). */
   answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
     return this.attempts.time(check, () => this.record(check, e164));
   }
@@ -44,8 +44,9 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
     switch (check) {
       case 'network_status': {
         const rule = await this.networkRule(e164, check);
-        const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
-        return answeredNow(check, this.provider, { status: rule?.status ?? 'ABSENT', carrier, status_reason: null, mcc: null, mnc: null });
+        // A number assigned to no subscriber has no operator serving it (as hlr-lookups' INVALID_MSISDN answers).
+        const carrier = rule && rule.situation !== 'not_assigned' ? await this.currentCarrier(e164, rule.isPorted) : null;
+        return answeredNow(check, this.provider, { status: rule ? statusOf(rule) : 'ABSENT', carrier, status_reason: rule?.situation ?? null, mcc: null, mnc: null });
       }
       case 'line_type':
         await this.networkRule(e164, check);

@@ -1,28 +1,54 @@
 import { ConnectionStatus } from '../port/lookup.types';
 
 /**
- * The test-number table (docs/api.md), shared by the sandbox adapter and the upstream simulator
- * so that both answer the same way. It applies to numbers that are valid for their numbering plan,
- * keyed by the last four digits.
+ * What the network says about a test number, in no provider's words: each simulator says it in its
+ * own protocol's word (tools/*-simulator/), and each adapter maps that word back with its provider's
+ * table (docs/api.md "One meaning, whichever provider answers"). The sandbox answers these directly.
+ */
+export const NETWORK_SITUATIONS = {
+  /** The handset is attached to the network and reachable now. */
+  reachable: 'CONNECTED',
+  /** Assigned to a subscriber, but the handset is switched off or out of network reach. */
+  switched_off: 'ABSENT',
+  /** Not assigned to any subscriber on the network (not in service). */
+  not_assigned: 'ABSENT',
+  /** Assigned to a subscriber; whether the handset is reachable now is not known. */
+  subscribed: 'UNDETERMINED',
+  /** The network could not tell (no connectivity to the operator, or another error). */
+  unknown: 'UNDETERMINED',
+} as const satisfies Record<string, ConnectionStatus>;
+export type NetworkSituation = keyof typeof NETWORK_SITUATIONS;
+
+/**
+ * The test-number table (docs/api.md), shared by the sandbox adapter and the simulators so that all
+ * answer the same way. It applies to numbers that are valid for their numbering plan, keyed by the
+ * last four digits.
  */
 export type TestNumberRule =
-  | { kind: 'answer'; status: ConnectionStatus; isPorted: boolean }
-  /** The upstream fails (the simulator answers 5xx, the sandbox throws ProviderUnavailableError). */
+  | { kind: 'answer'; situation: NetworkSituation; isPorted: boolean }
+  /** The upstream fails (the simulators answer the failure of this number, the sandbox throws ProviderUnavailableError). */
   | { kind: 'failure' }
   /** The upstream answers only after `delayMs`, longer than any sensible timeout. */
-  | { kind: 'slow'; delayMs: number; status: ConnectionStatus; isPorted: boolean };
+  | { kind: 'slow'; delayMs: number; situation: NetworkSituation; isPorted: boolean };
+
+/** The service's status for a rule that answers (the sandbox's vocabulary mapped, like every provider's). */
+export function statusOf(rule: Exclude<TestNumberRule, { kind: 'failure' }>): ConnectionStatus {
+  return NETWORK_SITUATIONS[rule.situation];
+}
 
 export const SLOW_ANSWER_DELAY_MS = 10_000;
 
 export const TEST_NUMBER_RULES: Readonly<Record<string, TestNumberRule>> = {
-  '0000': { kind: 'answer', status: 'ABSENT', isPorted: false },
-  '0001': { kind: 'answer', status: 'UNDETERMINED', isPorted: false },
-  '0002': { kind: 'answer', status: 'CONNECTED', isPorted: true },
+  '0000': { kind: 'answer', situation: 'switched_off', isPorted: false },
+  '0001': { kind: 'answer', situation: 'unknown', isPorted: false },
+  '0002': { kind: 'answer', situation: 'reachable', isPorted: true },
   '0003': { kind: 'failure' },
-  '0004': { kind: 'slow', delayMs: SLOW_ANSWER_DELAY_MS, status: 'CONNECTED', isPorted: false },
+  '0004': { kind: 'slow', delayMs: SLOW_ANSWER_DELAY_MS, situation: 'reachable', isPorted: false },
+  '0008': { kind: 'answer', situation: 'subscribed', isPorted: false },
+  '0009': { kind: 'answer', situation: 'not_assigned', isPorted: false },
 };
 
-const DEFAULT_RULE: TestNumberRule = { kind: 'answer', status: 'CONNECTED', isPorted: false };
+const DEFAULT_RULE: TestNumberRule = { kind: 'answer', situation: 'reachable', isPorted: false };
 
 /** The rule for a number (E.164 or bare digits) that is valid for its numbering plan, at its first lookup. */
 export function testNumberRule(number: string): TestNumberRule {
@@ -31,17 +57,17 @@ export function testNumberRule(number: string): TestNumberRule {
 
 /**
  * Numbers whose answer changes at each live lookup, so that a watchlist shows changes at once: 0005
- * alternates CONNECTED and ABSENT; 0006 alternates its operator (its original one, then another: it
- * is ported away, then back, so is_ported alternates with it).
+ * alternates CONNECTED and ABSENT (switched off); 0006 alternates its operator (its original one, then
+ * another: it is ported away, then back, so is_ported alternates with it).
  */
 const ALTERNATING_RULES: Readonly<Record<string, readonly [TestNumberRule, TestNumberRule]>> = {
   '0005': [
-    { kind: 'answer', status: 'CONNECTED', isPorted: false },
-    { kind: 'answer', status: 'ABSENT', isPorted: false },
+    { kind: 'answer', situation: 'reachable', isPorted: false },
+    { kind: 'answer', situation: 'switched_off', isPorted: false },
   ],
   '0006': [
-    { kind: 'answer', status: 'CONNECTED', isPorted: false },
-    { kind: 'answer', status: 'CONNECTED', isPorted: true },
+    { kind: 'answer', situation: 'reachable', isPorted: false },
+    { kind: 'answer', situation: 'reachable', isPorted: true },
   ],
 };
 

@@ -5,7 +5,19 @@ import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
 import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 import { HttpUpstreamAdapter } from './http-upstream.adapter';
-import { basicAuthorization, LINE_STATUSES, lookupPath, PhoneNumberAnswer, phoneNumberAnswer, TWILIO_LINE_TYPES, twilioError } from './twilio-lookup.protocol';
+import {
+  basicAuthorization,
+  LINE_STATUSES,
+  lookupErrorKind,
+  lookupPath,
+  PhoneNumberAnswer,
+  phoneNumberAnswer,
+  TWILIO_LINE_TYPES,
+  TWILIO_VALIDATION_ERRORS,
+  twilioError,
+} from './twilio-lookup.protocol';
+
+type PackageName = 'line_status' | 'line_type_intelligence';
 
 export interface TwilioLookupCredentials {
   /** API base, https://lookups.twilio.com (no trailing slash). */
@@ -38,20 +50,14 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
     switch (check) {
       case 'network_status':
         return this.lookup(lane, e164, 'line_status', (answer) => {
-          if (!answer.valid) return { status: 'ABSENT', carrier: null, status_reason: null, mcc: null, mnc: null };
-          const info = answer.line_status;
-          if (!info) throw new UpstreamFailure('upstream has no line status for this number', 'upstream_error', 'no_coverage');
-          if (info.error_code !== null && info.error_code !== undefined) throw queryFailed('line_status', info.error_code);
+          const info = this.packageOf(answer, 'line_status', (found) => typeof found.status === 'string');
           const status = wordIn(LINE_STATUSES, info.status?.toLowerCase());
           if (status === undefined) throw this.unknownWord('line_status.status', info.status);
           return { status, carrier: null, status_reason: info.status ?? null, mcc: null, mnc: null };
         });
       case 'line_type':
         return this.lookup(lane, e164, 'line_type_intelligence', (answer) => {
-          if (!answer.valid) return { line_type: 'UNKNOWN' };
-          const info = answer.line_type_intelligence;
-          if (!info) throw new UpstreamFailure('upstream has no line type for this number', 'upstream_error', 'no_coverage');
-          if (info.error_code !== null && info.error_code !== undefined) throw queryFailed('line_type_intelligence', info.error_code);
+          const info = this.packageOf(answer, 'line_type_intelligence', (found) => typeof found.type === 'string');
           const lineType = wordIn(TWILIO_LINE_TYPES, info.type ?? undefined);
           if (lineType === undefined) throw this.unknownWord('line_type_intelligence.type', info.type);
           return { line_type: lineType };
@@ -65,12 +71,43 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
     }
   }
 
+  /**
+   * The package asked for, when it holds an answer. Twilio's `valid` is its own verdict: we ask only
+   * about numbers our numbering plan calls valid, so `valid: false` never makes the answer ABSENT
+   * (nobody looked a status up for that): the package is read when it holds one (`looked`), else the
+   * lookup is refunded as `no_coverage` and the router asks the next provider. An error_code in the
+   * package is a refundable failure of the kind TWILIO_LOOKUP_ERRORS gives it.
+   */
+  private packageOf<P extends PackageName>(answer: PhoneNumberAnswer, name: P, looked: (found: NonNullable<PhoneNumberAnswer[P]>) => boolean): NonNullable<PhoneNumberAnswer[P]> {
+    const info = answer[name] as NonNullable<PhoneNumberAnswer[P]> | null | undefined;
+    const code = info?.error_code;
+    if (code !== null && code !== undefined) {
+      const kind = lookupErrorKind(code);
+      this.logOnce('warn', `${name} error_code ${code}`, `upstream ${name} answered error_code ${code}: ${kind === 'no_coverage' ? 'it cannot answer such numbers, asked elsewhere or refunded' : 'refunded'} (logged once per code)`);
+      throw new UpstreamFailure(`upstream ${name} lookup failed (error_code ${code})`, 'upstream_error', kind);
+    }
+    if (!answer.valid) this.noteValidityVerdict(answer, name, !!info && looked(info));
+    if (!info || (!answer.valid && !looked(info))) {
+      const why = answer.valid ? 'has no data for this number' : 'calls this number invalid and looked nothing up';
+      throw new UpstreamFailure(`upstream ${name} ${why}`, 'upstream_error', 'no_coverage');
+    }
+    return info;
+  }
+
+  /** Twilio's `valid: false` on a number our plan accepts: logged once per set of reasons (the reasons only, never the number). */
+  private noteValidityVerdict(answer: PhoneNumberAnswer, name: PackageName, answered: boolean): void {
+    const reasons = (answer.validation_errors ?? []).map((reason) => ((TWILIO_VALIDATION_ERRORS as readonly string[]).includes(reason) ? reason : 'other'));
+    const shown = [...new Set(reasons)].sort().join(',') || 'none';
+    const outcome = answered ? 'answered from the package' : 'nothing looked up: asked elsewhere or refunded';
+    this.logOnce('warn', `validity ${name} ${shown} ${answered}`, `upstream calls a number valid for its numbering plan invalid (validation_errors: ${shown}) on ${name}: ${outcome}, never charged as ABSENT (logged once per reasons)`);
+  }
+
   /** The free basic lookup of a documented example number: reachability and credentials. */
   async ping(): Promise<void> {
     await this.upstream.probe(this.request(lookupPath(PING_NUMBER)), (response) => this.read(response, 'ping'));
   }
 
-  private async lookup<R>(lane: Lane, e164: string, fields: 'line_status' | 'line_type_intelligence', map: (answer: PhoneNumberAnswer) => R): Promise<R> {
+  private async lookup<R>(lane: Lane, e164: string, fields: PackageName, map: (answer: PhoneNumberAnswer) => R): Promise<R> {
     try {
       // The schema check runs inside the exchange: malformed 200s count against the breaker.
       const answer = await this.upstream.exchange(lane, this.request(lookupPath(e164, fields)), (response) => this.parse(this.read(response, fields), fields));
@@ -120,8 +157,4 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
 
 function wordIn<T extends Record<string, string>>(table: T, word: string | undefined): T[keyof T] | undefined {
   return word !== undefined && Object.hasOwn(table, word) ? table[word as keyof T] : undefined;
-}
-
-function queryFailed(what: string, errorCode: number): UpstreamFailure {
-  return new UpstreamFailure(`upstream ${what} lookup failed (error_code ${errorCode})`, 'upstream_error', 'query_failed');
 }

@@ -20,6 +20,7 @@ describe('attemptFailureReason', () => {
     ['number_failed', 'number_failed'],
     ['query_failed', 'lookup_failed'],
     ['processing_failed', 'lookup_failed'],
+    ['processing_rejected', 'no_coverage'],
     ['budget_spent', 'budget_spent'],
   ] as const)('an UpstreamFailure of kind %s is %s', (kind, reason) => {
     expect(attemptFailureReason(new UpstreamFailure('x', 'upstream_error', kind as UpstreamFailureKind))).toBe(reason);

@@ -52,6 +52,8 @@ export function attemptFailureReason(error: ProviderUnavailableError): AttemptFa
     case 'budget_spent':
       return kind;
     case 'processing_rejected':
+      // hlr-lookups declines to look this number up (docs/upstream-hlr-lookups.md): it cannot answer it.
+      return 'no_coverage';
     case 'processing_failed':
     case 'query_failed':
     case 'error_code':
