@@ -72,15 +72,15 @@ export class AdminAuditRepository {
     return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
   }
 
-  /** Retention: up to `limit` rows older than `days` (the trail is append-only, so the oldest go first). */
-  async deleteOlderThan(days: number, limit: number): Promise<number> {
+  /** Retention: up to `limit` rows created before `before` (the trail is append-only, so the oldest go first). */
+  async deleteCreatedBefore(before: Date, limit: number): Promise<number> {
     const rows: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (
          DELETE FROM admin_audit WHERE id IN (
-           SELECT id FROM admin_audit WHERE created_at < now() - make_interval(days => $1) ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+           SELECT id FROM admin_audit WHERE created_at < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
-      [days, limit],
+      [before, limit],
     );
     return rows[0].n;
   }

@@ -12,17 +12,17 @@ export class BulkPrivacyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Retention: at most `limit` entries of jobs completed more than `days` ago, taken from the oldest
+   * Retention: at most `limit` entries of jobs completed before `before`, taken from the oldest
    * jobs whose entries add up to about `limit` (whatever their size, so many small jobs go in one
    * batch and a big one over several). A job whose last entries go here is marked and forgets its
    * Idempotency-Key (its life ended long ago). Jobs another instance is purging are skipped.
    */
-  async deleteEntriesOfJobsCompletedBefore(days: number, limit: number): Promise<{ jobs: number; entries: number }> {
+  async deleteEntriesOfJobsCompletedBefore(before: Date, limit: number): Promise<{ jobs: number; entries: number }> {
     const rows: Array<{ jobs: number; entries: number }> = await this.db.query(
       `WITH oldest AS (
          SELECT id, sum(total) OVER (ORDER BY completed_at, id) - total AS before
            FROM (SELECT id, total, completed_at FROM bulk_jobs
-                  WHERE status = 'completed' AND entries_deleted_at IS NULL AND completed_at < now() - make_interval(days => $1)
+                  WHERE status = 'completed' AND entries_deleted_at IS NULL AND completed_at < $1
                   ORDER BY completed_at, id LIMIT $2) j),
        due AS (
          SELECT j.id FROM bulk_jobs j JOIN oldest o ON o.id = j.id
@@ -38,7 +38,7 @@ export class BulkPrivacyRepository {
          UPDATE bulk_jobs j SET entries_deleted_at = now(), idempotency_key = NULL, request_hash = NULL
            FROM emptied WHERE j.id = emptied.id RETURNING 1)
        SELECT (SELECT count(*)::int FROM marked) AS jobs, (SELECT count(*)::int FROM gone) AS entries`,
-      [days, limit],
+      [before, limit],
     );
     return rows[0];
   }

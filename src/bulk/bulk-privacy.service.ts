@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { daysBefore } from '../common/clock';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
@@ -15,9 +16,9 @@ export class BulkPrivacyService {
     private readonly config: AppConfig,
   ) {}
 
-  /** One retention batch: entries of jobs completed more than RETENTION_BULK_ENTRIES_DAYS ago. */
-  async deleteExpiredEntries(limit: number): Promise<number> {
-    return (await this.records.deleteEntriesOfJobsCompletedBefore(this.config.retention.bulkEntriesDays, limit)).entries;
+  /** One retention batch: entries of jobs completed more than RETENTION_BULK_ENTRIES_DAYS before `now`. */
+  async deleteExpiredEntries(limit: number, now: Date): Promise<number> {
+    return (await this.records.deleteEntriesOfJobsCompletedBefore(daysBefore(now, this.config.retention.bulkEntriesDays), limit)).entries;
   }
 
   /** DELETE /api/v1/filter/bulk/{id}: 404 for another account's or an unknown job, 400 while it runs. */

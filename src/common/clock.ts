@@ -51,3 +51,15 @@ export class SystemClock extends Clock {
     return { cancel: () => clearTimeout(handle) };
   }
 }
+
+const HOUR_MS = 3_600_000;
+
+/** The time `hours` before `at` (a cut-off of a period counted back from the Clock's now). */
+export function hoursBefore(at: Date, hours: number): Date {
+  return new Date(at.getTime() - hours * HOUR_MS);
+}
+
+/** The time `days` (of 24 hours) before `at`: a retention period's cut-off. */
+export function daysBefore(at: Date, days: number): Date {
+  return hoursBefore(at, days * 24);
+}

@@ -11,13 +11,13 @@ import { DataSource } from 'typeorm';
 export class LedgerPrivacyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Up to `limit` rows older than `days` whose phone is not masked yet (the partial index holds only those). */
-  async unmaskedBefore(days: number, limit: number): Promise<Array<{ id: string; phone: string }>> {
+  /** Up to `limit` rows created before `before` whose phone is not masked yet (the partial index holds only those). */
+  async unmaskedBefore(before: Date, limit: number): Promise<Array<{ id: string; phone: string }>> {
     return this.db.query(
       `SELECT id::text, phone FROM ledger_entries
-        WHERE phone IS NOT NULL AND phone NOT LIKE '%*' AND created_at < now() - make_interval(days => $1)
+        WHERE phone IS NOT NULL AND phone NOT LIKE '%*' AND created_at < $1
         ORDER BY created_at LIMIT $2`,
-      [days, limit],
+      [before, limit],
     );
   }
 

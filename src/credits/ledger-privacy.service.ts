@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { daysBefore } from '../common/clock';
 import { maskPhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { LedgerPrivacyRepository } from './ledger-privacy.repository';
@@ -11,9 +12,9 @@ export class LedgerPrivacyService {
     private readonly config: AppConfig,
   ) {}
 
-  /** One retention batch: phones of rows older than RETENTION_LEDGER_PHONE_DAYS reduced to their masked form. */
-  async maskOldPhones(limit: number): Promise<number> {
-    const rows = await this.ledger.unmaskedBefore(this.config.retention.ledgerPhoneDays, limit);
+  /** One retention batch: phones of rows older than RETENTION_LEDGER_PHONE_DAYS at `now` reduced to their masked form. */
+  async maskOldPhones(limit: number, now: Date): Promise<number> {
+    const rows = await this.ledger.unmaskedBefore(daysBefore(now, this.config.retention.ledgerPhoneDays), limit);
     return this.ledger.setMasked(rows.map((row) => ({ ...row, masked: maskPhone(row.phone) })));
   }
 

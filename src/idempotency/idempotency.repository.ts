@@ -153,18 +153,18 @@ export class IdempotencyRepository {
   }
 
   /**
-   * Retention: up to `limit` keys whose life ended more than `graceHours` ago, charged or not (a
-   * charge stops naming its key: ON DELETE SET NULL). Rows another instance is deleting are skipped.
+   * Retention: up to `limit` keys created before `before` (their life and its grace over), charged or
+   * not (a charge stops naming its key: ON DELETE SET NULL). Rows another instance is deleting are skipped.
    */
-  async deleteExpired(graceHours: number, limit: number): Promise<number> {
+  async deleteCreatedBefore(before: Date, limit: number): Promise<number> {
     const rows: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (
          DELETE FROM idempotency_keys WHERE ctid IN (
-           SELECT ctid FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${KEY_LIFE_HOURS} + $1)
+           SELECT ctid FROM idempotency_keys WHERE created_at < $1
             LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
-      [graceHours, limit],
+      [before, limit],
     );
     return rows[0].n;
   }

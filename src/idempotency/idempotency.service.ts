@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { keyedHash, requestHash as hashOf } from '../common/keyed-hash';
 import { AppError } from '../common/errors';
-import { validateIdempotencyKey } from '../common/idempotency-key';
+import { hoursBefore } from '../common/clock';
+import { KEY_LIFE_HOURS, validateIdempotencyKey } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
 import { CreditsService, KeyAlreadyCharged } from '../credits/credits.service';
 
@@ -90,9 +91,9 @@ export class IdempotencyService {
     }
   }
 
-  /** Retention (docs/privacy.md): keys whose life ended more than the grace period ago, a batch at a time. */
-  deleteExpired(limit: number): Promise<number> {
-    return this.calls.deleteExpired(this.config.retention.idempotencyGraceHours, limit);
+  /** Retention (docs/privacy.md): keys whose life ended more than the grace period before `now`, a batch at a time. */
+  deleteExpired(limit: number, now: Date): Promise<number> {
+    return this.calls.deleteCreatedBefore(hoursBefore(now, KEY_LIFE_HOURS + this.config.retention.idempotencyGraceHours), limit);
   }
 
   /** Erasure: the keys used for this number are deleted, or scrubbed while their life lasts (charged at most once still holds). */

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { daysBefore } from '../common/clock';
 import { AdminAuditRepository } from '../audit/audit.repository';
 import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
 import { AppConfig } from '../config/app-config';
@@ -28,13 +29,14 @@ export class RetentionService {
     private readonly audit: AdminAuditRepository,
   ) {}
 
-  async runOnce(shouldStop: () => boolean = () => false): Promise<RetentionCounts> {
+  /** One run of every job, each period counted back from `now` (the Clock's, read once by the caller). */
+  async runOnce(now: Date, shouldStop: () => boolean = () => false): Promise<RetentionCounts> {
     const jobs: Array<[string, (limit: number) => Promise<number>]> = [
-      ['bulk_entries', (limit) => this.bulk.deleteExpiredEntries(limit)],
-      ['ledger_phones_masked', (limit) => this.ledger.maskOldPhones(limit)],
-      ...WATCHLIST_RETENTION_STORES.map((store): [string, (limit: number) => Promise<number>] => [store, (limit) => this.watchlists.deleteExpired(store, limit)]),
-      ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit)],
-      ['admin_audit', (limit) => this.audit.deleteOlderThan(this.config.retention.adminAuditDays, limit)],
+      ['bulk_entries', (limit) => this.bulk.deleteExpiredEntries(limit, now)],
+      ['ledger_phones_masked', (limit) => this.ledger.maskOldPhones(limit, now)],
+      ...WATCHLIST_RETENTION_STORES.map((store): [string, (limit: number) => Promise<number>] => [store, (limit) => this.watchlists.deleteExpired(store, limit, now)]),
+      ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit, now)],
+      ['admin_audit', (limit) => this.audit.deleteCreatedBefore(daysBefore(now, this.config.retention.adminAuditDays), limit)],
     ];
     const counts: RetentionCounts = {};
     for (const [name, batch] of jobs) {

@@ -12,72 +12,72 @@ export class WatchlistPrivacyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** Starts the retention clock of watchlists deleted by the version before deleted_at existed (a rolling upgrade). */
-  async dateUndatedDeletions(limit: number): Promise<number> {
+  async dateUndatedDeletions(limit: number, now: Date): Promise<number> {
     return this.count(
-      `UPDATE watchlists SET deleted_at = now() WHERE id IN (
+      `UPDATE watchlists SET deleted_at = $2 WHERE id IN (
          SELECT id FROM watchlists WHERE status = 'deleted' AND deleted_at IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED)`,
-      [limit],
+      [limit, now],
     );
   }
 
-  /** Changes of entries removed, or of watchlists deleted, more than `days` ago (before their entries go). */
-  async deleteChangesOfGoneEntries(days: number, limit: number): Promise<number> {
+  /** Changes of entries removed, or of watchlists deleted, before `before` (before their entries go). */
+  async deleteChangesOfGoneEntries(before: Date, limit: number): Promise<number> {
     return this.count(
       `DELETE FROM watchlist_changes WHERE id IN (
          SELECT c.id FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id
-          WHERE e.removed_at < now() - make_interval(days => $1)
+          WHERE e.removed_at < $1
          UNION ALL
          SELECT c.id FROM watchlist_changes c JOIN watchlists w ON w.id = c.watchlist_id
-          WHERE w.status = 'deleted' AND w.deleted_at < now() - make_interval(days => $1)
+          WHERE w.status = 'deleted' AND w.deleted_at < $1
          LIMIT $2)`,
-      [days, limit],
+      [before, limit],
     );
   }
 
-  /** Entries removed, or of watchlists deleted, more than `days` ago (their changes went first). */
-  async deleteGoneEntries(days: number, limit: number): Promise<number> {
+  /** Entries removed, or of watchlists deleted, before `before` (their changes went first). */
+  async deleteGoneEntries(before: Date, limit: number): Promise<number> {
     return this.count(
       `DELETE FROM watchlist_entries WHERE id IN (
          SELECT id FROM (
-           SELECT e.id FROM watchlist_entries e WHERE e.removed_at < now() - make_interval(days => $1)
+           SELECT e.id FROM watchlist_entries e WHERE e.removed_at < $1
            UNION ALL
            SELECT e.id FROM watchlist_entries e JOIN watchlists w ON w.id = e.watchlist_id
-            WHERE w.status = 'deleted' AND w.deleted_at < now() - make_interval(days => $1)
+            WHERE w.status = 'deleted' AND w.deleted_at < $1
            LIMIT $2) due
          WHERE NOT EXISTS (SELECT 1 FROM watchlist_changes c WHERE c.entry_id = due.id))`,
-      [days, limit],
+      [before, limit],
     );
   }
 
-  /** Changes older than `days`, of any entry. */
-  async deleteChangesBefore(days: number, limit: number): Promise<number> {
+  /** Changes detected before `before`, of any entry. */
+  async deleteChangesBefore(before: Date, limit: number): Promise<number> {
     return this.count(
       `DELETE FROM watchlist_changes WHERE id IN (
-         SELECT id FROM watchlist_changes WHERE detected_at < now() - make_interval(days => $1) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [days, limit],
+         SELECT id FROM watchlist_changes WHERE detected_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, limit],
     );
   }
 
-  /** Finished rounds started more than `days` ago (their counts; no number). */
-  async deleteRoundsBefore(days: number, limit: number): Promise<number> {
+  /** Finished rounds started before `before` (their counts; no number). */
+  async deleteRoundsBefore(before: Date, limit: number): Promise<number> {
     return this.count(
       `DELETE FROM watchlist_rounds WHERE ctid IN (
-         SELECT ctid FROM watchlist_rounds WHERE started_at < now() - make_interval(days => $1) AND completed_at IS NOT NULL
+         SELECT ctid FROM watchlist_rounds WHERE started_at < $1 AND completed_at IS NOT NULL
           LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [days, limit],
+      [before, limit],
     );
   }
 
   /**
    * The answer replayed to a retry of a watchlist's creation (it lists the rejected entries as sent):
-   * needed only during its Idempotency-Key's life, cleared once `hours` have passed.
+   * needed only during its Idempotency-Key's life, cleared for watchlists created before `before`.
    */
-  async clearCreationAnswersBefore(hours: number, limit: number): Promise<number> {
+  async clearCreationAnswersBefore(before: Date, limit: number): Promise<number> {
     return this.count(
       `UPDATE watchlists SET creation_answer = NULL WHERE id IN (
-         SELECT id FROM watchlists WHERE creation_answer IS NOT NULL AND created_at < now() - make_interval(hours => $1)
+         SELECT id FROM watchlists WHERE creation_answer IS NOT NULL AND created_at < $1
           LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [hours, limit],
+      [before, limit],
     );
   }
 

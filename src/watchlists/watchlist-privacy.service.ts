@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { daysBefore, hoursBefore } from '../common/clock';
 import { KEY_LIFE_HOURS } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
 import { WatchlistPrivacyRepository } from './watchlist-privacy.repository';
@@ -22,23 +23,23 @@ export class WatchlistPrivacyService {
     private readonly config: AppConfig,
   ) {}
 
-  /** One retention batch of one store: the rows it deleted or cleared. */
-  deleteExpired(store: WatchlistRetentionStore, limit: number): Promise<number> {
+  /** One retention batch of one store, its periods counted back from `now`: the rows it deleted or cleared. */
+  deleteExpired(store: WatchlistRetentionStore, limit: number, now: Date): Promise<number> {
     const r = this.config.retention;
     switch (store) {
       case 'watchlist_deletions_dated':
-        return this.records.dateUndatedDeletions(limit);
+        return this.records.dateUndatedDeletions(limit, now);
       case 'watchlist_changes_of_gone_entries':
-        return this.records.deleteChangesOfGoneEntries(r.watchlistRemovedDays, limit);
+        return this.records.deleteChangesOfGoneEntries(daysBefore(now, r.watchlistRemovedDays), limit);
       case 'watchlist_gone_entries':
-        return this.records.deleteGoneEntries(r.watchlistRemovedDays, limit);
+        return this.records.deleteGoneEntries(daysBefore(now, r.watchlistRemovedDays), limit);
       case 'watchlist_changes':
-        return this.records.deleteChangesBefore(r.watchlistChangesDays, limit);
+        return this.records.deleteChangesBefore(daysBefore(now, r.watchlistChangesDays), limit);
       case 'watchlist_rounds':
-        return this.records.deleteRoundsBefore(r.watchlistRoundsDays, limit);
+        return this.records.deleteRoundsBefore(daysBefore(now, r.watchlistRoundsDays), limit);
       case 'watchlist_creation_answers':
         // Its Idempotency-Key's life and the grace after it, like the key's own row.
-        return this.records.clearCreationAnswersBefore(KEY_LIFE_HOURS + r.idempotencyGraceHours, limit);
+        return this.records.clearCreationAnswersBefore(hoursBefore(now, KEY_LIFE_HOURS + r.idempotencyGraceHours), limit);
     }
   }
 

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Clock } from '../common/clock';
+import { Clock, daysBefore } from '../common/clock';
 import { Scheduler } from '../common/scheduler';
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../settings/settings.service';
@@ -10,8 +10,7 @@ import { eventBody } from './events.service';
 
 const BATCH = 20;
 /** Expired events are deleted about once an hour by every instance (the statement is safe to run at once on several). */
-const CLEANUP_EVERY_MS = 3600_000;
-const DAY_MS = 86_400_000;
+const CLEANUP_EVERY_MS = 3_600_000;
 
 /** What one delivery round did, by outcome of the attempts it made. */
 export interface DeliveryRound {
@@ -79,7 +78,7 @@ export class EventsDispatcher implements OnApplicationBootstrap, BeforeApplicati
 
   /** One clean-up: the events older than the retention period by the Clock are deleted; resolves to how many. */
   deleteExpired(): Promise<number> {
-    return this.events.deleteCreatedBefore(new Date(this.clock.now() - EVENT_RETENTION_DAYS * DAY_MS));
+    return this.events.deleteCreatedBefore(daysBefore(this.clock.date(), EVENT_RETENTION_DAYS));
   }
 
   private async deliver(event: AccountEvent): Promise<keyof DeliveryRound> {

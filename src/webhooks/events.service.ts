@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../common/clock';
+import { Clock, daysBefore } from '../common/clock';
 import { keysetPage } from '../common/keyset-page';
 import { AccountEventDto, AccountEventPageDto } from './dto/events.dto';
 import { AccountEvent, EVENT_RETENTION_DAYS, EventsRepository } from './events.repository';
@@ -43,7 +43,7 @@ export class EventsService {
 
   /** The account's events of the retention period (EVENT_RETENTION_DAYS back from the Clock's now), newest first. */
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<AccountEventPageDto> {
-    const since = new Date(this.clock.now() - EVENT_RETENTION_DAYS * 86_400_000);
+    const since = daysBefore(this.clock.date(), EVENT_RETENTION_DAYS);
     const page = await keysetPage('ev', limit, cursor, (rows, beforeId) => this.events.page(accountId, rows, beforeId, since), (event) => event.id);
     return { events: page.rows.map(toDto), next_cursor: page.nextCursor };
   }

@@ -73,10 +73,11 @@ async function main(): Promise<void> {
     const [{ account_id: accountId }] = await db.query(`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`);
     await fill(db, accountId);
     const limit = service.config.retention.batchSize;
+    const now = new Date();
     const jobsToRun: Array<[string, () => Promise<number>]> = [
-      ['bulk entries', () => service.app.get(BulkPrivacyService).deleteExpiredEntries(limit)],
-      ['ledger phones masked', () => service.app.get(LedgerPrivacyService).maskOldPhones(limit)],
-      ['idempotency keys', () => service.app.get(IdempotencyService).deleteExpired(limit)],
+      ['bulk entries', () => service.app.get(BulkPrivacyService).deleteExpiredEntries(limit, now)],
+      ['ledger phones masked', () => service.app.get(LedgerPrivacyService).maskOldPhones(limit, now)],
+      ['idempotency keys', () => service.app.get(IdempotencyService).deleteExpired(limit, now)],
     ];
     let purging = false;
     await callWhileFor(service.base, service.headers, 5_000); // warm-up, not counted
