@@ -135,6 +135,8 @@ describe('hlr-lookups adapter: each documented failure, played by the simulator'
     ['failed', 'fail:upstream_error:processing_failed', 'fail:upstream_error:query_failed', 'fail:upstream_error:query_failed'],
     ['error-code', { status: 'UNDETERMINED', carrier: 'Three' }, { line_type: 'MOBILE' }, { is_ported: false, carrier: 'Three' }],
     ['roaming', { status: 'CONNECTED', carrier: 'Three' }, { line_type: 'MOBILE' }, { is_ported: false, carrier: 'Three' }],
+    // NT's own verdict that a number its plan accepts is invalid, with no type: refunded (the next provider asked), never a charged UNKNOWN.
+    ['invalid-verdict', { status: 'CONNECTED', carrier: 'Three' }, 'fail:upstream_error:no_coverage', { is_ported: false, carrier: 'Three' }],
     ['missing-field', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
     ['wrong-type', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
     ['partial', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer', 'fail:upstream_error:invalid_answer'],
