@@ -79,4 +79,11 @@ describe('API key authentication', () => {
     await request(t.http).get('/health/ready').expect(200);
     await request(t.http).get('/docs-json').expect(200);
   });
+
+  it('without ADMIN_TOKEN, the served document does not list the admin API (its routes answer 404 here)', async () => {
+    const document = (await request(t.http).get('/docs-json').expect(200)).body as { paths: Record<string, unknown>; tags: { name: string }[] };
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/admin/'))).toEqual([]);
+    expect(document.tags.map((tag) => tag.name)).not.toContain('admin');
+    await request(t.http).get('/admin/v1/plans').expect(404);
+  });
 });

@@ -55,7 +55,7 @@ describe('errors in the contract shape', () => {
   it('a typo is one message with the way out: {"phon": …} → did you mean "phone"; {"line_type": true} → under "checks"', async () => {
     const typo = await request(t.http).post('/api/v1/filter').set(account.auth).send({ phon: '+447400123456' });
     expectError(typo, 400, 'INVALID_REQUEST');
-    expect(typo.body.error.message).toBe('unknown field "phon": did you mean "phone"?.');
+    expect(typo.body.error.message).toBe('unknown field "phon": did you mean "phone"?');
     const misplaced = await request(t.http).patch('/api/v1/settings').set(account.auth).send({ line_type: true });
     expectError(misplaced, 400, 'INVALID_REQUEST');
     expect(misplaced.body.error.message).toBe('unknown field "line_type": it belongs under "checks": {"checks": {"line_type": …}}.');

@@ -92,6 +92,12 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     const zero = await createAccount(t, { credits: 1000 });
     await setCap(zero, 0);
     expectError(await filter(zero), 402, 'SPENDING_LIMIT_REACHED');
+    // Counted in words that agree: "1 credit", not "1 credits".
+    const one = await createAccount(t, { credits: 1000 });
+    await setCap(one, 1);
+    const refused = await filter(one);
+    expectError(refused, 402, 'SPENDING_LIMIT_REACHED');
+    expect(refused.body.error.message).toContain('This call costs 4 credits and would pass your daily spending limit of 1 credit: 1 left today.');
     const poor = await createAccount(t, { credits: 3 });
     await setCap(poor, 100);
     expectError(await filter(poor), 402, 'INSUFFICIENT_CREDITS');

@@ -44,6 +44,8 @@ describe('a callback arrives on this machine: npm run webhook-receiver (docs/api
     };
     try {
       await waitFor(/Waiting for callbacks/);
+      // The switch it names is the current one (BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS is its deprecated name).
+      await waitFor(/Use it as callback_url \(or webhook_url\) with the service started with CALLBACK_ALLOW_PRIVATE_NETWORKS=true/);
       const job = await request(t.http)
         .post('/api/v1/filter/bulk')
         .set(account.auth)

@@ -7,7 +7,7 @@
  * Every POST is printed with whether its X-Signature verifies with WEBHOOK_SECRET (GET /api/v1/settings
  * shows yours), as docs/api.md §9 describes; it answers 204 to a verified one and 401 otherwise, so the
  * service retries a callback it signed with another secret. The service refuses callbacks to this machine
- * unless it runs with BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS=true (a development switch).
+ * unless it runs with CALLBACK_ALLOW_PRIVATE_NETWORKS=true (a development switch).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, IncomingMessage, Server } from 'node:http';
@@ -52,6 +52,6 @@ if (require.main === module) {
   void startWebhookReceiver(port, secret, (line) => console.log(line)).then((server) => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     console.log(`Waiting for callbacks on ${url} (${secret ? 'verifying X-Signature with WEBHOOK_SECRET' : 'WEBHOOK_SECRET unset: signatures not checked'}).`);
-    console.log(`Use it as callback_url (or webhook_url) with the service started with BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS=true. Ctrl-C stops it.`);
+    console.log(`Use it as callback_url (or webhook_url) with the service started with CALLBACK_ALLOW_PRIVATE_NETWORKS=true. Ctrl-C stops it.`);
   });
 }

@@ -2,6 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { CheckDefinition } from './check-definition';
 import type { CheckRegistry } from './check-registry';
 import { csvHeader } from './csv-layout';
+import { creditCount } from '../common/credit-count';
 
 /** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
 export const CHECK_SWITCH_SCHEMAS = { settings: 'ChecksDto', patch: 'ChecksPatchDto', admin: 'AccountChecksDto' } as const;
@@ -52,7 +53,7 @@ function filledFields(check: CheckDefinition): string {
 }
 
 function credits(check: CheckDefinition): string {
-  return `${check.price.default} credit${check.price.default === 1 ? '' : 's'}`;
+  return creditCount(check.price.default);
 }
 
 function checksTable(checks: readonly CheckDefinition[]): string {

@@ -147,8 +147,50 @@ function documentCsvBody(operation: OperationObject): void {
   body.content['text/csv'] = { schema: { type: 'string', description: csv.description }, example: csv.example };
 }
 
-export function setupSwagger(app: INestApplication, complete?: (document: OpenAPIObject) => void): void {
-  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app, complete), {
+/** The sentence of API_DESCRIPTION about the admin API, as the built document holds it. */
+const ADMIN_SENTENCE = "The `/admin/v1` routes need the deployment's `ADMIN_TOKEN` (scheme `admin-token`); without `ADMIN_TOKEN` they answer 404.";
+
+/**
+ * The document less the admin API, for a deployment that runs without ADMIN_TOKEN: its routes answer 404
+ * there, so Swagger UI does not list them (nor their tag, scheme and schemas). openapi.json keeps them:
+ * it documents the whole contract, admin API included (docs/api.md).
+ */
+export function withoutAdminApi(document: OpenAPIObject): OpenAPIObject {
+  const paths = Object.fromEntries(Object.entries(document.paths).filter(([path]) => !path.startsWith('/admin/')));
+  const { 'admin-token': _adminToken, ...securitySchemes } = document.components?.securitySchemes ?? {};
+  const trimmed: OpenAPIObject = {
+    ...document,
+    info: {
+      ...document.info,
+      description: document.info.description?.replace(ADMIN_SENTENCE, 'The admin API (`/admin/v1`) is off in this deployment (no `ADMIN_TOKEN`), so it is not listed here.'),
+    },
+    paths,
+    tags: document.tags?.filter((tag) => tag.name !== 'admin'),
+    components: { ...document.components, securitySchemes },
+  };
+  return { ...trimmed, components: { ...trimmed.components, schemas: referencedSchemas(trimmed) } };
+}
+
+/** The schemas the document still refers to, directly or through other schemas. */
+function referencedSchemas(document: OpenAPIObject): NonNullable<OpenAPIObject['components']>['schemas'] {
+  const schemas = document.components?.schemas ?? {};
+  const prefix = '#/components/schemas/';
+  const refsIn = (value: unknown): string[] =>
+    [...JSON.stringify(value).matchAll(/"\$ref":"([^"]+)"/g)].map(([, ref]) => ref).filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length));
+  const kept = new Set<string>();
+  const pending = refsIn({ ...document, components: { ...document.components, schemas: {} } });
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (kept.has(name) || !(name in schemas)) continue;
+    kept.add(name);
+    pending.push(...refsIn(schemas[name]));
+  }
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => kept.has(name)));
+}
+
+/** `adminApi`: ADMIN_TOKEN is set, so the admin routes answer, and are listed. */
+export function setupSwagger(app: INestApplication, adminApi: boolean, complete?: (document: OpenAPIObject) => void): void {
+  const document = () => buildOpenApiDocument(app, complete);
+  SwaggerModule.setup('docs', app, adminApi ? document : () => withoutAdminApi(document()), {
     jsonDocumentUrl: 'docs-json',
     // The served document names the address it was fetched from as its server, so "Try it out" calls
     // this very service whatever its host and port (openapi.json keeps npm start's default).

@@ -3,7 +3,7 @@ import { validate } from 'class-validator';
 import { FilterRequestDto } from '../filter/dto/filter.dto';
 import { UpdateSettingsDto } from '../settings/dto/settings.dto';
 import { E164_MESSAGE, e164Message } from './phone';
-import { describeValidationErrors, editDistance } from './validation';
+import { describeValidationErrors, editDistance, validationMessage } from './validation';
 
 /** What the global pipe would answer for this body (its options: whitelist, forbid unknown, target kept). */
 async function messages(dto: new () => object, body: object): Promise<string[]> {
@@ -32,6 +32,15 @@ describe('validation messages: one per mistaken field, with the way out', () => 
     for (const message of [...international, ...national]) expect(message).not.toMatch(/7946/);
     expect(e164Message('001 415 555 2671')).toContain('as +1…');
     expect(e164Message('hello')).toBe(E164_MESSAGE);
+  });
+
+  it('the answer is one sentence, ended once: no "?." after "did you mean", no "…." after "+44…"', async () => {
+    const refused = async (dto: new () => object, body: object) =>
+      validationMessage(await validate(plainToInstance(dto, body), { whitelist: true, forbidNonWhitelisted: true, validationError: { target: true, value: false } }));
+    expect(await refused(FilterRequestDto, { phon: '+447400123456' })).toBe('unknown field "phon": did you mean "phone"?');
+    expect(await refused(FilterRequestDto, { phone: '0044 20 7946 0958' })).toMatch(/as \+44…$/);
+    expect(await refused(FilterRequestDto, { phone: 12 })).toBe('phone must be a string.');
+    expect(await refused(FilterRequestDto, { phone: 12, colour: 'red' })).toBe('unknown field "colour"; phone must be a string.');
   });
 
   it('edit distance', () => {

@@ -30,6 +30,12 @@ export function describeValidationErrors(errors: ValidationError[], parent = '')
   });
 }
 
+/** The one message of a refused body: its sentences joined, ended once (`did you mean "phone"?`, not `?.`). */
+export function validationMessage(errors: ValidationError[]): string {
+  const text = describeValidationErrors(errors).join('; ');
+  return /[.?!…]$/.test(text) ? text : `${text}.`;
+}
+
 /** Which broken rule speaks for a field: a missing field is not also "not a string" or "too long". */
 const RULES_FIRST = ['isDefined', 'isString', 'isBoolean', 'isInt', 'isNumber', 'isObject', 'isArray', 'nestedValidation', 'isIn', 'isEnum'];
 
@@ -116,7 +122,7 @@ export class StrictValidationPipe extends ValidationPipe {
       transformOptions: { enableImplicitConversion: false },
       // target: the DTO instance, so an unknown field can be compared with the fields of its class (never sent).
       validationError: { target: true, value: false },
-      exceptionFactory: (errors) => new AppError('INVALID_REQUEST', `${describeValidationErrors(errors).join('; ')}.`),
+      exceptionFactory: (errors) => new AppError('INVALID_REQUEST', validationMessage(errors)),
     });
   }
 

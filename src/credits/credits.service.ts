@@ -10,6 +10,7 @@ import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { UsagePageDto } from './dto/usage.dto';
 import { showProvenance, type StoredProvenance } from '../checks/provenance';
+import { creditCount } from '../common/credit-count';
 
 export const ANSWER_NOT_RECORDED =
   'The answer could not be recorded because the service database is unreachable. Nothing was charged; please retry.';
@@ -140,7 +141,7 @@ export class CreditsService {
       const resets = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
       return new AppError(
         'SPENDING_LIMIT_REACHED',
-        `This ${what} costs ${amount} credits and would pass your daily spending limit of ${cap} credits: ` +
+        `This ${what} costs ${creditCount(amount)} and would pass your daily spending limit of ${creditCount(cap)}: ` +
           `${Math.max(0, cap - (state?.spentToday ?? 0))} left today. The limit resets at ${resets} (00:00 UTC); ` +
           'raise or remove daily_credit_limit with PATCH /api/v1/settings. Nothing was charged.',
       );

@@ -22,6 +22,6 @@ export async function createApp(config: AppConfig, logger?: LoggerService, exten
   // start-up narration (modules, routes) at debug.
   if (!logger) app.useLogger(new QuietFrameworkLogger(app.get(Logger)));
   configureHttp(app, config);
-  setupSwagger(app, (document) => describeChecks(document, app.get(CheckRegistry)));
+  setupSwagger(app, config.adminToken !== undefined, (document) => describeChecks(document, app.get(CheckRegistry)));
   return app;
 }

@@ -24,6 +24,7 @@ import { RoundsRepository } from './rounds.repository';
 import { nextCheckAt, roundSource } from './watch-rules';
 import { WatchlistWorker } from './watchlist-worker';
 import { ERASED_CREATION_ANSWER, NewEntry, RoundRow, Watchlist, WatchlistsRepository } from './watchlists.repository';
+import { creditCount } from '../common/credit-count';
 
 
 /** The watchlist routes: what they validate, limit and bill before the rounds run (RoundRunner). */
@@ -219,7 +220,7 @@ export class WatchlistsService {
   private async requireBalance(accountId: string, needed: number): Promise<void> {
     const balance = await this.credits.balance(accountId);
     if (balance < needed) {
-      throw new AppError('INSUFFICIENT_CREDITS', `A round of this watchlist costs ${needed} credits and your balance is ${balance}. Top up your balance to continue.`);
+      throw new AppError('INSUFFICIENT_CREDITS', `A round of this watchlist costs ${creditCount(needed)} and your balance is ${balance}. Top up your balance to continue.`);
     }
   }
 
