@@ -20,6 +20,7 @@ import { CountsKeptAndLeanerIndexes1764800000000 } from './1764800000000-CountsK
 import { IdempotencyAnswerContext1764900000000 } from './1764900000000-IdempotencyAnswerContext';
 import { AnswerProvenance1765000000000 } from './1765000000000-AnswerProvenance';
 import { BulkCsvLayoutPerJob1765100000000 } from './1765100000000-BulkCsvLayoutPerJob';
+import { WatchlistEntriesPageIndex1765150000000 } from './1765150000000-WatchlistEntriesPageIndex';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   IdempotencyAnswerContext1764900000000,
   AnswerProvenance1765000000000,
   BulkCsvLayoutPerJob1765100000000,
+  WatchlistEntriesPageIndex1765150000000,
 ];

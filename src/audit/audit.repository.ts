@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { NO_KEY_ABOVE } from '../common/keyset-page';
 
 /** A row as the admin API lists it (AuditEntry documents it). */
 export interface AuditEntry {
@@ -61,14 +62,20 @@ export class AdminAuditRepository {
    * Sorted by the bigint column, not by the text alias `id` (which would order 9 after 52).
    */
   async listNewestFirst(limit: number, beforeId: string | undefined, targetId: string | undefined): Promise<AuditEntry[]> {
-    const rows: Array<Omit<AuditEntry, 'created_at'> & { created_at: Date }> = await this.db.query(
-      `SELECT id::text AS id, actor, action, target_type, target_id, before, after, request_id, created_at
-         FROM admin_audit
-        WHERE ($1::bigint IS NULL OR id < $1::bigint) AND ($2::varchar IS NULL OR target_id = $2::varchar)
-        ORDER BY admin_audit.id DESC
-        LIMIT $3`,
-      [beforeId ?? null, targetId ?? null, limit],
-    );
+    const columns = 'id::text AS id, actor, action, target_type, target_id, before, after, request_id, created_at';
+    const rows: Array<Omit<AuditEntry, 'created_at'> & { created_at: Date }> =
+      targetId === undefined
+        ? await this.db.query(
+            `SELECT ${columns} FROM admin_audit WHERE id < COALESCE($1::bigint, ${NO_KEY_ABOVE}) ORDER BY admin_audit.id DESC LIMIT $2`,
+            [beforeId ?? null, limit],
+          )
+        : // One target's page: the shape of src/common/keyset-page.ts, on admin_audit_target_id_idx.
+          await this.db.query(
+            `SELECT ${columns} FROM admin_audit
+              WHERE target_id = ANY(ARRAY[$2::varchar]) AND id < COALESCE($1::bigint, ${NO_KEY_ABOVE})
+              ORDER BY target_id, admin_audit.id DESC LIMIT $3`,
+            [beforeId ?? null, targetId, limit],
+          );
     return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
+import { NO_KEY_ABOVE } from '../common/keyset-page';
 import type { StoredProvenance } from '../checks/provenance';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import type { EnabledChecks } from '../checks/checks';
@@ -180,9 +181,10 @@ export class BulkJobsRepository {
   /** Newest first, keyset-paginated on seq. */
   async page(accountId: string, limit: number, beforeSeq: string | undefined): Promise<BulkJob[]> {
     const rows: JobRow[] = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on bulk_jobs_account_seq_idx.
       `SELECT ${JOB_COLUMNS} FROM bulk_jobs
-        WHERE account_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
-        ORDER BY seq DESC LIMIT $3`,
+        WHERE account_id = ANY(ARRAY[$1::uuid]) AND seq < COALESCE($2::bigint, ${NO_KEY_ABOVE})
+        ORDER BY account_id, seq DESC LIMIT $3`,
       [accountId, beforeSeq ?? null, limit],
     );
     return rows.map(toJob);

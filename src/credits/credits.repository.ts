@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { NO_KEY_ABOVE } from '../common/keyset-page';
 import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
 import { FreshQuery, onFreshConnection } from '../database/fresh-connection';
 import { preparedQuery } from '../database/prepared-query';
@@ -407,9 +408,10 @@ export class CreditsRepository {
   /** Newest first, keyset-paginated on the id. */
   async page(accountId: string, limit: number, beforeId: string | undefined): Promise<LedgerRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on ledger_entries_account_id_id_idx.
       `SELECT id, type, amount, balance_after, phone, source, answered_by, created_at FROM ledger_entries
-        WHERE account_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
-        ORDER BY id DESC LIMIT $3`,
+        WHERE account_id = ANY(ARRAY[$1::uuid]) AND id < COALESCE($2::bigint, ${NO_KEY_ABOVE})
+        ORDER BY account_id, id DESC LIMIT $3`,
       [accountId, beforeId ?? null, limit],
     );
     return rows.map((row) => ({

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { AppError } from '../common/errors';
+import { NO_KEY_ABOVE } from '../common/keyset-page';
 import { isUniqueViolation } from '../common/unique-violation';
 import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import type { StoredProvenance } from '../checks/provenance';
@@ -90,9 +91,10 @@ export class WatchlistsRepository {
 
   async page(accountId: string, limit: number, beforeSeq: string | undefined): Promise<Watchlist[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on watchlists_account_seq_idx.
       `SELECT ${WATCHLIST_COLUMNS} FROM watchlists w
-        WHERE w.account_id = $1 AND w.status <> 'deleted' AND ($2::bigint IS NULL OR w.seq < $2::bigint)
-        ORDER BY w.seq DESC LIMIT $3`,
+        WHERE w.account_id = ANY(ARRAY[$1::uuid]) AND w.status <> 'deleted' AND w.seq < COALESCE($2::bigint, ${NO_KEY_ABOVE})
+        ORDER BY w.account_id, w.seq DESC LIMIT $3`,
       [accountId, beforeSeq ?? null, limit],
     );
     return rows.map(toWatchlist);
@@ -108,9 +110,10 @@ export class WatchlistsRepository {
 
   async entries(watchlistId: string, limit: number, beforeId: string | undefined): Promise<EntryRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on watchlist_entries_page_idx.
       `SELECT id, phone, reference, last_result, last_answered_by, last_error, checked_at FROM watchlist_entries
-        WHERE watchlist_id = $1 AND removed_at IS NULL AND ($2::bigint IS NULL OR id < $2::bigint)
-        ORDER BY id DESC LIMIT $3`,
+        WHERE watchlist_id = ANY(ARRAY[$1::uuid]) AND removed_at IS NULL AND id < COALESCE($2::bigint, ${NO_KEY_ABOVE})
+        ORDER BY watchlist_id, id DESC LIMIT $3`,
       [watchlistId, beforeId ?? null, limit],
     );
     return rows.map((row) => ({
@@ -126,10 +129,11 @@ export class WatchlistsRepository {
 
   async changes(watchlistId: string, since: Date | undefined, limit: number, beforeId: string | undefined): Promise<ChangeRow[]> {
     const rows: Array<Record<string, unknown>> = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on watchlist_changes_list_idx.
       `SELECT c.id, c.phone, e.reference, c.field, c.before, c.after, c.answered_by, c.round, c.detected_at
          FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id
-        WHERE c.watchlist_id = $1 AND ($2::timestamptz IS NULL OR c.detected_at >= $2) AND ($3::bigint IS NULL OR c.id < $3::bigint)
-        ORDER BY c.id DESC LIMIT $4`,
+        WHERE c.watchlist_id = ANY(ARRAY[$1::uuid]) AND ($2::timestamptz IS NULL OR c.detected_at >= $2) AND c.id < COALESCE($3::bigint, ${NO_KEY_ABOVE})
+        ORDER BY c.watchlist_id, c.id DESC LIMIT $4`,
       [watchlistId, since ?? null, beforeId ?? null, limit],
     );
     return rows.map(toChange);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { NO_KEY_ABOVE } from '../common/keyset-page';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 
 export const EVENT_STATES = ['pending', 'delivered', 'failed', 'no_webhook'] as const;
@@ -106,10 +107,11 @@ export class EventsRepository {
   /** The account's events (to webhook_url; callbacks to a callback_url are not listed) created after `since`, newest first, keyset-paginated on the id. */
   async page(accountId: string, limit: number, beforeId: string | undefined, since: Date): Promise<AccountEvent[]> {
     const rows: EventRow[] = await this.db.query(
+      // An owner's page: the shape of src/common/keyset-page.ts, on account_events_account_id_idx.
       `SELECT ${COLUMNS} FROM account_events
-        WHERE account_id = $1 AND callback_url IS NULL AND created_at > $4
-          AND ($2::bigint IS NULL OR id < $2::bigint)
-        ORDER BY id DESC LIMIT $3`,
+        WHERE account_id = ANY(ARRAY[$1::uuid]) AND callback_url IS NULL AND created_at > $4
+          AND id < COALESCE($2::bigint, ${NO_KEY_ABOVE})
+        ORDER BY account_id, id DESC LIMIT $3`,
       [accountId, beforeId ?? null, limit, since],
     );
     return rows.map(toEvent);
