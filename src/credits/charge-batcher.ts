@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
@@ -6,8 +7,9 @@ import { PendingGiveBacks } from './pending-give-backs';
 
 /** Most calls one statement carries. */
 const MAX_BATCH = 250;
-/** How often, 1 s apart, the give-back of a charge that landed late is tried while the database is away. */
+/** How often, GIVE_BACK_PAUSE_MS apart (by the Clock), the give-back of a charge that landed late is tried while the database is away. */
 const GIVE_BACK_ATTEMPTS = 120;
+const GIVE_BACK_PAUSE_MS = 1000;
 
 /**
  * A charge statement that has not answered by then (a connection gone silent, the row locked
@@ -24,13 +26,16 @@ export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
  * refuses to start it, or to wait for the account's lock, past the deadline, so a statement that
  * outlived the wait (queued for a connection, the account locked elsewhere) charges nothing. The
  * deadline is read by the database's clock: the margin absorbs a small skew between the two hosts.
+ * The deadline and the wait are the statement's, kept by PostgreSQL (clock_timestamp(), lock_timeout)
+ * and the driver on the machine's time, not by the injected Clock (src/common/clock.ts): a test
+ * shortens them (`timeoutMs`) rather than moving a clock PostgreSQL cannot see.
  */
 const DEADLINE_MARGIN_MS = 1000;
 
-/** After its deadline, how long a charge statement already running may still take to commit. */
-const LANDING_MARGIN_MS = 2000;
-/** How often a failed statement's charges are looked for until then. */
-const LANDING_POLL_MS = 250;
+/** After its deadline, how long a charge statement already running may still take to commit (by the Clock). */
+export const LANDING_MARGIN_MS = 2000;
+/** How often (by the Clock) a failed statement's charges are looked for until then. */
+export const LANDING_POLL_MS = 250;
 
 /**
  * A charge written, refused (for the balance or the daily cap, as the statement decided it: a later
@@ -68,6 +73,7 @@ export class ChargeBatcher {
   constructor(
     private readonly credits: CreditsRepository,
     private readonly giveBacks: PendingGiveBacks,
+    private readonly clock: Clock,
   ) {}
 
   /** The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken). */
@@ -89,7 +95,11 @@ export class ChargeBatcher {
     const queue = this.queues.get(accountId)!;
     while (queue.length > 0) {
       const batch = takeSamePrice(queue);
-      const deadline = new Date(Date.now() + this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4));
+      const deadlineInMs = this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4);
+      // The machine's time: PostgreSQL compares it with its own clock (see DEADLINE_MARGIN_MS).
+      const deadline = new Date(Date.now() + deadlineInMs);
+      // Once the deadline and the landing margin have passed by the Clock, a statement not landed never will.
+      const finalAfter = this.clock.now() + deadlineInMs + LANDING_MARGIN_MS;
       const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details), { deadline });
       try {
         const { written, duplicates, late, refused } = await withTimeout(statement, this.timeoutMs, ledgerTimedOut);
@@ -100,7 +110,7 @@ export class ChargeBatcher {
         }
       } catch (error) {
         for (const call of batch) call.reject(error);
-        this.giveBacks.track(this.giveBackIfLanded(statement, batch, deadline));
+        this.giveBacks.track(this.giveBackIfLanded(statement, batch, finalAfter));
       }
     }
     this.queues.delete(accountId);
@@ -111,21 +121,20 @@ export class ChargeBatcher {
    * outlived the wait) or have committed (only its reply was lost). The sweep refunds what it wrote
    * unsettled; what it wrote settled only this gives back, once the statement's fate is known.
    */
-  private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[], deadline: Date): Promise<void> {
+  private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[], finalAfter: number): Promise<void> {
     const references = batch.filter((call) => call.details.settled).map((call) => call.details.reference);
     if (references.length === 0) return;
     await statement.catch(() => undefined);
     // A statement whose connection broke may still be running on the server and commit a moment
     // after the client saw the error: "not landed" is final only once its deadline (by which
-    // PostgreSQL refuses to start it) and LANDING_MARGIN_MS for its own run have passed.
-    const finalAfter = deadline.getTime() + LANDING_MARGIN_MS;
+    // PostgreSQL refuses to start it) and LANDING_MARGIN_MS for its own run have passed (`finalAfter`).
     for (const reference of references) {
       for (let attempt = 1; ; attempt++) {
         try {
           if (await this.credits.refundLanded(reference, 'call answered 503: its charge landed late')) {
             this.logger.warn(`Charge ${reference} landed after its call was answered 503: refunded`);
-          } else if (Date.now() < finalAfter) {
-            await new Promise((resolve) => setTimeout(resolve, LANDING_POLL_MS).unref());
+          } else if (this.clock.now() < finalAfter) {
+            await this.clock.sleep(LANDING_POLL_MS);
             continue;
           }
           break;
@@ -134,7 +143,7 @@ export class ChargeBatcher {
             this.logger.error(`Charge ${reference} of a call answered 503 may stand; give-back failed: ${(error as Error).message}`);
             break;
           }
-          await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+          await this.clock.sleep(GIVE_BACK_PAUSE_MS);
         }
       }
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { NO_KEY_ABOVE } from '../common/keyset-page';
 import { hasSqlState, isUniqueViolation } from '../common/unique-violation';
@@ -84,6 +85,7 @@ export class CreditsRepository {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly clock: Clock,
   ) {}
 
   /** TOPUP (+) or ADJUSTMENT (±). Undefined when the account is missing or would go below zero. */
@@ -148,7 +150,7 @@ export class CreditsRepository {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v2', CHARGE_STATEMENT, values);
+        const prepared = (values: unknown[]) => preparedQuery<ChargeRow>(this.db, 'phone_filter_charge_v3', CHARGE_STATEMENT, values);
         return await this.chargeOnce(prepared, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
         if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
@@ -175,6 +177,8 @@ export class CreditsRepository {
         calls.map((c) => c.settled === true),
         deadline,
         calls.map((c) => (c.settled && c.answeredBy ? JSON.stringify(c.answeredBy) : null)),
+        // The time of the charge, read once for the statement: its day for the cap, its rows' times.
+        this.clock.date(),
       ],
     );
     if (rows.some((row) => row.late)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
@@ -202,14 +206,15 @@ export class CreditsRepository {
   ): Promise<LedgerWrite | undefined> {
     const rows: Array<{ id: string; balance_after: string }> = await joinedTransaction(this.txHost).query(
       `WITH debit AS (
-         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY} + $2, spent_day = ${CHARGE_DAY}
-          WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY} + $2 <= ${DAILY_CAP}, true)
+         UPDATE accounts a SET balance = a.balance - $2, spent_today = ${SPENT_TODAY('$6')} + $2, spent_day = ${CHARGE_DAY('$6')}
+          WHERE a.id = $1 AND a.balance >= $2 AND COALESCE(${SPENT_TODAY('$6')} + $2 <= ${DAILY_CAP}, true)
          RETURNING a.id, a.balance),
        ${lowBalanceAlert('debit', 'debit.balance + $2::bigint', 'debit.balance')}
-       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, source, reason, settled_at)
-       SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5, now() FROM debit
+       INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, source, reason, created_at, settled_at)
+       SELECT id, 'CHARGE', -$2::bigint, balance, $3, $4, $5, $6::timestamptz, $6::timestamptz FROM debit
        RETURNING id, balance_after`,
-      [accountId, amount, details.reference, details.source, details.reason],
+      // $6: the time of the reservation, read once from the Clock (its day for the cap, its row's times).
+      [accountId, amount, details.reference, details.source, details.reason, this.clock.date()],
     );
     return rows[0] && { id: String(rows[0].id), balanceAfter: Number(rows[0].balance_after) };
   }
@@ -429,8 +434,8 @@ export class CreditsRepository {
   /** Balance, cap and today's charges, to tell why a charge was refused (and for quotes). */
   async spendingState(accountId: string): Promise<SpendingState | undefined> {
     const rows: Array<{ balance: string; cap: string | null; spent: string }> = await this.db.query(
-      `SELECT a.balance, ${DAILY_CAP} AS cap, ${SPENT_TODAY} AS spent FROM accounts a WHERE a.id = $1`,
-      [accountId],
+      `SELECT a.balance, ${DAILY_CAP} AS cap, ${SPENT_TODAY('$2')} AS spent FROM accounts a WHERE a.id = $1`,
+      [accountId, this.clock.date()],
     );
     if (!rows[0]) return undefined;
     return { balance: Number(rows[0].balance), dailyCreditLimit: rows[0].cap === null ? null : Number(rows[0].cap), spentToday: Number(rows[0].spent) };

@@ -19,12 +19,15 @@ export const ANSWER_NOT_RECORDED =
 export const OUTCOME_UNKNOWN =
   'The answer could not be recorded because the service database is unreachable. If this call was charged, the charge is given back automatically once the database answers; please retry.';
 
-/** How long a fresh connection of the resolution may take to connect, and each of its statements. */
+/** The pauses (by the Clock) between the attempts at resolving the outcome of a call whose settle failed. */
+export const RESOLVE_PAUSES_MS: readonly number[] = [100, 250, 500, 1000];
+/** How long a fresh connection of the resolution may take to connect, and each of its statements (the driver's deadline, real time). */
 const RESOLVE_TIMEOUT_MS = 2000;
-/** The pauses between the fresh attempts at refunding a call that failed (CreditsService.refundFailedCall). */
-const REFUND_PAUSES_MS = [100, 250];
-/** How often, 1 s apart, the give-back of a 503 whose settle's outcome was unknown is tried. */
-const GIVE_BACK_ATTEMPTS = 120;
+/** The pauses (by the Clock) between the fresh attempts at refunding a call that failed (CreditsService.refundFailedCall). */
+export const REFUND_PAUSES_MS = [100, 250];
+/** How often, GIVE_BACK_PAUSE_MS apart (by the Clock), the give-back of a 503 whose settle's outcome was unknown is tried. */
+export const GIVE_BACK_ATTEMPTS = 120;
+export const GIVE_BACK_PAUSE_MS = 1000;
 
 /**
  * The call's Idempotency-Key already has a kept charge: nothing was taken. A 409 IDEMPOTENCY_CONFLICT
@@ -48,9 +51,6 @@ export class CreditsService {
     private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {}
-
-  /** The pauses between the attempts at resolving a call's outcome (a field, so that a test can change them). */
-  resolvePausesMs = [100, 250, 500, 1000];
 
   /**
    * The key's settled charge is answered again (a retry of an Idempotency-Key), so no late give-back
@@ -137,7 +137,7 @@ export class CreditsService {
     const cap = state?.dailyCreditLimit ?? null;
     const overCap = refusedBy ? refusedBy === 'spending_limit' : cap !== null && state !== undefined && state !== null && state.spentToday + amount > cap;
     if (overCap && cap !== null) {
-      const now = new Date(); // read once: three reads could straddle midnight (2026-01-02 for 2027-01-01)
+      const now = this.clock.date(); // read once: three reads could straddle midnight (2026-01-02 for 2027-01-01)
       const resets = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString();
       return new AppError(
         'SPENDING_LIMIT_REACHED',
@@ -236,7 +236,7 @@ export class CreditsService {
   }
 
   /** See CreditsRepository.resolveUnanswered; 'unknown' once RESOLVE_PAUSES_MS are spent without an answer. */
-  private async resolveUnanswered(chargeId: string, reason: string, pausesMs = this.resolvePausesMs): Promise<'answered' | 'refunded' | 'unknown'> {
+  private async resolveUnanswered(chargeId: string, reason: string, pausesMs: readonly number[] = RESOLVE_PAUSES_MS): Promise<'answered' | 'refunded' | 'unknown'> {
     for (const pause of [...pausesMs, undefined]) {
       try {
         const { outcome, given } = await this.credits.resolveUnanswered(chargeId, reason, RESOLVE_TIMEOUT_MS);
@@ -247,7 +247,7 @@ export class CreditsService {
           this.logger.warn(`The outcome of charge ${chargeId} could not be read: ${(error as Error).message}`);
           break;
         }
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        await this.clock.sleep(pause);
       }
     }
     return 'unknown';
@@ -256,7 +256,7 @@ export class CreditsService {
   /** The charge of a call answered 503 with its settle's outcome unknown, refunded once the database answers. */
   private async giveBackLater(chargeId: string): Promise<void> {
     for (let attempt = 1; attempt <= GIVE_BACK_ATTEMPTS; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      await this.clock.sleep(GIVE_BACK_PAUSE_MS);
       try {
         const given = await this.credits.refundAnswered503(chargeId, 'call answered 503: its settle could not be confirmed', RESOLVE_TIMEOUT_MS);
         if (given !== undefined) this.metrics?.creditsRefunded(given);
@@ -265,7 +265,7 @@ export class CreditsService {
         // still away: try again
       }
     }
-    this.logger.error(`Charge ${chargeId} of a call answered 503 may stand: the database did not answer for ${GIVE_BACK_ATTEMPTS} s`);
+    this.logger.error(`Charge ${chargeId} of a call answered 503 may stand: the database did not answer for ${(GIVE_BACK_ATTEMPTS * GIVE_BACK_PAUSE_MS) / 1000} s`);
   }
 
   /** Waits for the settles queued so far (tests, shutdown). */

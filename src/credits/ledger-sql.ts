@@ -23,17 +23,21 @@ export const IDEMPOTENT_CHARGE_INDEX = 'ledger_entries_idempotency_key_unique';
  */
 export const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
 
-/** The UTC day the daily spending cap counts (accounts.spent_day / spent_today). */
-const TODAY = `(now() AT TIME ZONE 'UTC')::date`;
 /**
- * The day a charge of account `a` counts on: the day only moves forward. now() is the start of the
- * statement's transaction, so a statement begun just before midnight may take the row lock after one
- * of the next day: it then counts on that next day (with its spend), rather than counting from zero
- * and setting the day back (which would wipe the next day's count and let the cap be passed).
+ * The UTC day the daily spending cap counts (accounts.spent_day / spent_today), of the time `at`: the
+ * placeholder of the statement's one reading of the Clock (src/common/clock.ts), so that every use of
+ * the day in a statement names the same day, and a test moves it past midnight by moving the clock.
  */
-export const CHARGE_DAY = `greatest(a.spent_day, ${TODAY})`;
-/** What account `a` has been charged on the day a charge of now counts on. */
-export const SPENT_TODAY = `CASE WHEN a.spent_day >= ${TODAY} THEN a.spent_today ELSE 0 END`;
+const today = (at: string) => `(${at}::timestamptz AT TIME ZONE 'UTC')::date`;
+/**
+ * The day a charge of account `a` at the time `at` counts on: the day only moves forward. The time is
+ * read before the statement runs, so a statement whose time was read just before midnight may take the
+ * row lock after one of the next day: it then counts on that next day (with its spend), rather than
+ * counting from zero and setting the day back (which would wipe the next day's count and let the cap be passed).
+ */
+export const CHARGE_DAY = (at: string) => `greatest(a.spent_day, ${today(at)})`;
+/** What account `a` has been charged on the day a charge at the time `at` counts on. */
+export const SPENT_TODAY = (at: string) => `CASE WHEN a.spent_day >= ${today(at)} THEN a.spent_today ELSE 0 END`;
 /** The account's daily_credit_limit (null: none). Read unlocked: a concurrent change of the setting may apply from the next statement. */
 export const DAILY_CAP = `(SELECT s.daily_credit_limit FROM account_settings s WHERE s.account_id = a.id)`;
 /** A refund of a charge made today (UTC) gives its allowance back; one of another day changes nothing today. */
@@ -71,10 +75,11 @@ export interface ChargeRow {
 /**
  * The charge of a batch of calls of one account at one price (CreditsRepository.chargeMany): $1 account,
  * $2 cost, $3-$7 the calls (reference, phone, source, Idempotency-Key id, settled), $8 the deadline, $9 each
- * call's provenance (src/checks/provenance.ts; null but for a call charged settled with its answer known).
+ * call's provenance (src/checks/provenance.ts; null but for a call charged settled with its answer known),
+ * $10 the time of the charge by the Clock (its day for the spending cap, the rows' created_at and settled_at).
  */
 export const CHARGE_STATEMENT = `WITH account AS (
-         SELECT a.balance, ${SPENT_TODAY} AS spent, ${CHARGE_DAY} AS day, ${DAILY_CAP} AS cap
+         SELECT a.balance, ${SPENT_TODAY('$10')} AS spent, ${CHARGE_DAY('$10')} AS day, ${DAILY_CAP} AS cap
            FROM accounts a WHERE a.id = $1 AND ${ASYNC_COMMIT} AND ${WITHIN_DEADLINE} FOR NO KEY UPDATE OF a),
        call AS (
          SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::uuid[], $7::boolean[], $9::json[]) WITH ORDINALITY
@@ -95,9 +100,9 @@ export const CHARGE_STATEMENT = `WITH account AS (
           WHERE id = $1 AND EXISTS (SELECT 1 FROM accepted) RETURNING id),
        ${lowBalanceAlert('account', 'account.balance', 'account.balance - $2::bigint * (SELECT count(*) FROM accepted)')},
        written AS (
-         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, settled_at, answered_by)
+         INSERT INTO ledger_entries (account_id, type, amount, balance_after, reference, phone, source, idempotency_key_id, created_at, settled_at, answered_by)
          SELECT debit.id, 'CHARGE', -$2::bigint, a.balance_after, a.reference, a.phone, a.source, a.key_id,
-                CASE WHEN a.settled THEN now() END, a.answered_by
+                $10::timestamptz, CASE WHEN a.settled THEN $10::timestamptz END, a.answered_by
            FROM accepted a, debit ORDER BY a.ordinal
          RETURNING id, reference, balance_after)
        SELECT c.reference, w.id, w.balance_after, e.reference IS NULL AS duplicate,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import { KEY_LIFE_HOURS } from '../common/idempotency-key';
 
 /** A key already in use, with what the ledger says about its charge. */
@@ -25,9 +26,17 @@ export interface KeyAttempt {
   attempt: string;
 }
 
+/**
+ * A key's life and an attempt's hold are rules about time: each statement takes the time from the
+ * Clock (one reading, a parameter) and writes the times those rules compare (created_at, claimed_at)
+ * with it, so that a test ages a key by moving the clock.
+ */
 @Injectable()
 export class IdempotencyRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly clock: Clock,
+  ) {}
 
   /**
    * Takes the key for a new call: it was unknown, or its 24 h have passed (then it gets a new id, so
@@ -36,15 +45,15 @@ export class IdempotencyRepository {
    */
   async claim(accountId: string, key: string, requestHash: string, context: unknown = null, phoneHash: string | null = null): Promise<KeyAttempt | undefined> {
     const rows: Array<{ id: string; attempt: string }> = await this.db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, phone_hash, status, attempt, answer_context)
-       VALUES ($1, $2, $3, $5, 'in_progress', gen_random_uuid(), $4::jsonb)
+      `INSERT INTO idempotency_keys (account_id, key, request_hash, phone_hash, status, attempt, answer_context, created_at, claimed_at)
+       VALUES ($1, $2, $3, $5, 'in_progress', gen_random_uuid(), $4::jsonb, $6, $6)
        ON CONFLICT (account_id, key) DO UPDATE
          SET id = gen_random_uuid(), attempt = gen_random_uuid(), request_hash = EXCLUDED.request_hash, phone_hash = EXCLUDED.phone_hash, status = 'in_progress',
              answer_context = EXCLUDED.answer_context,
-             response_status = NULL, response_body = NULL, created_at = now(), claimed_at = now(), completed_at = NULL
-       WHERE idempotency_keys.created_at < now() - interval '${KEY_LIFE_HOURS} hours'
+             response_status = NULL, response_body = NULL, created_at = $6, claimed_at = $6, completed_at = NULL
+       WHERE idempotency_keys.created_at < $6::timestamptz - interval '${KEY_LIFE_HOURS} hours'
        RETURNING id, attempt`,
-      [accountId, key, requestHash, JSON.stringify(context), phoneHash],
+      [accountId, key, requestHash, JSON.stringify(context), phoneHash, this.clock.date()],
     );
     return rows[0] && { id: rows[0].id, attempt: rows[0].attempt };
   }
@@ -62,10 +71,10 @@ export class IdempotencyRepository {
     }> = await this.db.query(
       `SELECT k.id, k.request_hash, k.status, k.response_body, k.answer_context,
               CASE WHEN c.id IS NULL THEN 'none' WHEN c.settled_at IS NULL THEN 'unsettled' ELSE 'settled' END AS charge,
-              k.claimed_at < now() - make_interval(secs => $3) AS claimed_long_ago
+              k.claimed_at < $4::timestamptz - make_interval(secs => $3) AS claimed_long_ago
          FROM idempotency_keys k LEFT JOIN ledger_entries c ON c.idempotency_key_id = k.id
         WHERE k.account_id = $1 AND k.key = $2`,
-      [accountId, key, claimedBeforeSeconds],
+      [accountId, key, claimedBeforeSeconds, this.clock.date()],
     );
     const row = rows[0];
     return (
@@ -92,13 +101,13 @@ export class IdempotencyRepository {
     const rows: Array<{ attempt: string }> = await this.db.query(
       // A SELECT around the UPDATE: TypeORM answers a bare UPDATE with [rows, count], not rows.
       `WITH taken AS (
-         UPDATE idempotency_keys k SET claimed_at = now(), attempt = gen_random_uuid(), answer_context = $3::jsonb
+         UPDATE idempotency_keys k SET claimed_at = $4, attempt = gen_random_uuid(), answer_context = $3::jsonb
           WHERE k.id = $1 AND k.status = 'in_progress' AND k.attempt IS NOT NULL
-            AND k.claimed_at < now() - make_interval(secs => $2)
+            AND k.claimed_at < $4::timestamptz - make_interval(secs => $2)
             AND NOT EXISTS (SELECT 1 FROM ledger_entries c WHERE c.idempotency_key_id = k.id)
           RETURNING k.attempt)
        SELECT attempt FROM taken`,
-      [keyId, claimedBeforeSeconds, JSON.stringify(context)],
+      [keyId, claimedBeforeSeconds, JSON.stringify(context), this.clock.date()],
     );
     return rows[0]?.attempt;
   }
@@ -181,12 +190,12 @@ export class IdempotencyRepository {
     const holds = `(phone_hash = $1 OR (response_body IS NOT NULL AND regexp_replace(response_body, '[^0-9]', '', 'g') LIKE '%' || $3 || '%'))`;
     const rows: Array<{ deleted: number; scrubbed: number }> = await this.db.query(
       `WITH deleted AS (
-         DELETE FROM idempotency_keys WHERE ${holds} AND created_at < now() - interval '${KEY_LIFE_HOURS} hours' RETURNING 1),
+         DELETE FROM idempotency_keys WHERE ${holds} AND created_at < $4::timestamptz - interval '${KEY_LIFE_HOURS} hours' RETURNING 1),
        scrubbed AS (
          UPDATE idempotency_keys SET phone_hash = NULL, request_hash = $2, response_body = NULL
-          WHERE ${holds} AND created_at >= now() - interval '${KEY_LIFE_HOURS} hours' RETURNING 1)
+          WHERE ${holds} AND created_at >= $4::timestamptz - interval '${KEY_LIFE_HOURS} hours' RETURNING 1)
        SELECT (SELECT count(*)::int FROM deleted) AS deleted, (SELECT count(*)::int FROM scrubbed) AS scrubbed`,
-      [phoneHash, ERASED_REQUEST_HASH, digits],
+      [phoneHash, ERASED_REQUEST_HASH, digits, this.clock.date()],
     );
     return rows[0];
   }

@@ -5,7 +5,7 @@ import type { TestApp } from './test-app';
  * A trigger of one test (dropped by the function returned): the database refuses the updates of
  * `table` that match `when`, like a database that went away between two statements.
  */
-export async function refuseUpdates(t: TestApp, table: string, when: string): Promise<() => Promise<void>> {
+export async function refuseUpdates(t: Pick<TestApp, 'db'>, table: string, when: string): Promise<() => Promise<void>> {
   const name = `pf_test_refuse_${randomUUID().replace(/-/g, '')}`;
   await t.db.query(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'simulated outage'; END $$`);
   await t.db.query(`CREATE TRIGGER ${name} BEFORE UPDATE ON ${table} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`);

@@ -85,6 +85,15 @@ export class TcpProxy {
     }
   }
 
+  /** New connections are reset until `acceptNew` (the open ones are left as they are). */
+  refuseNew(): void {
+    this.refusing = true;
+  }
+
+  acceptNew(): void {
+    this.refusing = false;
+  }
+
   /** From now on, what the server sends on the connections open now is lost (what they send still reaches it). */
   loseReplies(): void {
     for (const [, upstream] of this.pairs) {

@@ -33,6 +33,8 @@ export interface MediumOptions {
    * time) with a scheduler of their own; closing them leaves the database to its owner.
    */
   joining?: Medium;
+  /** The URL the services connect through (e.g. a TCP proxy in front of the database), from the database's own. */
+  connectVia?: (databaseUrl: string) => Promise<string>;
 }
 
 export interface Medium {
@@ -46,7 +48,7 @@ export interface Medium {
   get<T>(type: Type<T> | (abstract new (...args: never[]) => T)): T;
   /** The admin operations (accounts, keys, credits), when AdminModule is among the imports: test/factories use it. */
   readonly admin: AdminService;
-  /** The database these services run on (another instance joins it with `joining`). */
+  /** The database these services run on (another instance joins it with `joining`); not through `connectVia`. */
   readonly databaseUrl: string;
   close(): Promise<void>;
 }
@@ -59,6 +61,7 @@ export interface Medium {
 export async function startMedium(options: MediumOptions): Promise<Medium> {
   const isolation = `pf:test:${randomBytes(6).toString('hex')}:`;
   const database = options.joining ? { url: options.joining.databaseUrl, drop: () => Promise.resolve() } : await databaseOfItsOwn();
+  const connectTo = options.connectVia ? await options.connectVia(database.url) : database.url;
   const raw: Record<string, string | undefined> = {
     ...process.env,
     LOG_LEVEL: 'error',
@@ -67,7 +70,7 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
     CACHE_KEY_PREFIX: `${isolation}lookup:`,
     ...options.env,
   };
-  const config = new AppConfig(validateEnvironment(raw), database.url);
+  const config = new AppConfig(validateEnvironment(raw), connectTo);
   const clock = options.joining?.clock ?? new ManualClock(options.clockStart);
   const jobs = new ManualScheduler();
   const module = await Test.createTestingModule({
