@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.
+         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).
          */
         get: operations["BulkController_csv"];
         put?: never;
@@ -1223,7 +1223,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "REVOKED_API_KEY" | "INSUFFICIENT_CREDITS" | "SPENDING_LIMIT_REACHED" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_API_KEY" | "REVOKED_API_KEY" | "INSUFFICIENT_CREDITS" | "SPENDING_LIMIT_REACHED" | "NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "NOT_READY" | "PAYLOAD_TOO_LARGE" | "RATE_LIMITED" | "INTERNAL_ERROR" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
                 /**
                  * @description For people; may change. Branch on `code`.
                  * @example phone must be in E.164 format, e.g. +447400123456
@@ -3933,6 +3933,20 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_READY**: the resource exists but is not ready yet (a bulk job's results while it runs); retry after `Retry-After` seconds. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

@@ -231,7 +231,11 @@ describe('bulk lookups (hlr-lookups adapter against the upstream simulator)', ()
     try {
       const phones = distinctNumbers(200, 3);
       const { body } = await submit(account, { phones }).expect(202);
-      expectError(await request(t.http).get(`/api/v1/filter/bulk/${body.id}/results.csv`).set(account.auth), 404, 'NOT_FOUND');
+      // Not ready: a status a client can act on (409 NOT_READY, ask again after Retry-After), not the 404 of an unknown job.
+      const early = await request(t.http).get(`/api/v1/filter/bulk/${body.id}/results.csv`).set(account.auth);
+      expectError(early, 409, 'NOT_READY');
+      expect(early.headers['retry-after']).toBe('2');
+      expect(early.body.error.message).toMatch(/^The results of bulk job [0-9a-f-]{36} are not ready: it is (queued|processing) \(\d+ of 200 entries answered\)\. Retry after 2 s/);
       const midway = await eventually(
         async () => (await request(t.http).get(`/api/v1/filter/bulk/${body.id}`).set(account.auth)).body,
         (job) => job.status === 'processing' && job.processed > 0 && job.processed < 200,

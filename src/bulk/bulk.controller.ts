@@ -160,7 +160,7 @@ export class BulkController {
       '`phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job\'s other checks add, ' +
       '`error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider ' +
       'answered it and when; empty when it did not answer the entry). With every check enabled: {{checks.csv_header}}. ' +
-      'Text a spreadsheet would run as a formula is prefixed with an apostrophe. 404 NOT_FOUND until the job has completed.',
+      'Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).',
   })
   @ApiProduces('text/csv')
   @ApiOkResponse({
@@ -173,7 +173,7 @@ export class BulkController {
         '12345,,,,,,,,INVALID_REQUEST,"phone must be in E.164 format, e.g. +14155552671.",,,,,,\r\n',
     },
   })
-  @ApiErrors('NOT_FOUND')
+  @ApiErrors('NOT_FOUND', 'NOT_READY')
   async csv(@CurrentAccount() account: AuthenticatedAccount, @Param('id') id: string): Promise<string> {
     return this.bulk.csv(account, id);
   }

@@ -34,6 +34,9 @@ export const NOTHING_BILLABLE =
   'No entry of this job is a phone number in E.164 format (e.g. +14155552671): there is nothing to look up. ' +
   'Nothing was created or charged; send at least one valid number.';
 
+/** Seconds a client is told to wait before asking for the results of a job still running again. */
+export const RESULTS_RETRY_AFTER_SECONDS = 2;
+
 @Injectable()
 export class BulkService {
   private readonly chunkSize: number;
@@ -147,14 +150,15 @@ export class BulkService {
     return { jobs: page.rows.map((job) => summary(job, refunded)), next_cursor: page.nextCursor };
   }
 
-  /** The results of a completed job as CSV; 404 until it has completed (the message says so). */
+  /** The results of a completed job as CSV; 409 NOT_READY with Retry-After until it has completed (the message says how far it is). */
   async csv(account: AuthenticatedAccount, id: string): Promise<string> {
     const job = await this.ownJob(account, id);
     if (job.status !== 'completed') {
       throw new AppError(
-        'NOT_FOUND',
+        'NOT_READY',
         `The results of bulk job ${job.id} are not ready: it is ${job.status} (${job.processed} of ${job.total} entries answered). ` +
-          'Poll GET /api/v1/filter/bulk/{id} until its status is completed.',
+          `Retry after ${RESULTS_RETRY_AFTER_SECONDS} s (Retry-After), or poll GET /api/v1/filter/bulk/{id} until its status is completed.`,
+        { 'Retry-After': String(RESULTS_RETRY_AFTER_SECONDS) },
       );
     }
     const entries = await this.jobs.entries(job.id, false);

@@ -13,6 +13,7 @@ const ERROR_WHEN = {
   SPENDING_LIMIT_REACHED: "the call would take today's (UTC) charges past the account's `daily_credit_limit`; nothing is charged; the message says the limit, what is left and when it resets",
   NOT_FOUND: 'unknown route or resource',
   IDEMPOTENCY_CONFLICT: 'the `Idempotency-Key` was used with another body, or its first call is still running',
+  NOT_READY: 'the resource exists but is not ready yet (a bulk job\'s results while it runs); retry after `Retry-After` seconds',
   PAYLOAD_TOO_LARGE: 'the body is over 1 MiB',
   RATE_LIMITED: 'the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds',
   INTERNAL_ERROR: 'a bug; the message is generic and the error is logged with the request id',

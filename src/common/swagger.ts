@@ -118,7 +118,8 @@ function completeOperation(operation: OperationObject): void {
     const names = ['X-Request-Id'];
     // 401 and an admin route's 429: the failed-authentication limit's window (per address).
     if (customerApi || ((status === '401' || status === '429') && adminApi)) names.push(...RATE_LIMIT_HEADERS);
-    if (status === '429') names.push('Retry-After');
+    // 429, and a 409 NOT_READY: when to ask again.
+    if (status === '429' || documentedErrorCodes(response.content?.['application/json']?.examples).includes('NOT_READY')) names.push('Retry-After');
     response.headers = {
       ...response.headers,
       ...Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }])),
