@@ -3,6 +3,7 @@ import request from 'supertest';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount } from './factories/accounts';
 import { answeredEntries, distinctNumbers, waitForBulkJob } from './helpers/bulk';
+import { eventually } from './helpers/eventually';
 import { ledgerState } from './helpers/ledger';
 import { freePort, startServiceProcess } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
@@ -49,9 +50,7 @@ describe('a bulk job survives a kill -9 of the process running it', () => {
       jobId = res.body.id;
       expect(res.body).toMatchObject({ total: 200, cost: 800 });
       // 200 numbers, 5 at a time, 100 ms each: about 4 s. Kill it a fifth of the way.
-      for (let waited = 0; (await processedSoFar(t, jobId)) < 40 && waited < 20_000; waited += 50) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(() => processedSoFar(t, jobId), (answered) => answered >= 40, 60_000, 20);
       await first.stop('SIGKILL');
       answeredBeforeKill = await processedSoFar(t, jobId);
       expect(answeredBeforeKill).toBeGreaterThanOrEqual(40);

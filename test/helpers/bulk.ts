@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { App } from 'supertest/types';
+import { eventually } from './eventually';
 import { parseCsv } from '../../src/bulk/csv-input';
 
 /** `count` distinct UK mobile numbers, valid for their plan, none in the test-number table (they end in 7; 0005 and 0006 are test numbers). */
@@ -14,14 +15,17 @@ export async function waitForBulkJob(
   id: string,
   timeoutMs = 30_000,
 ): Promise<{ status: string; processed: number; total: number; results: unknown[]; [key: string]: unknown }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await request(target).get(`/api/v1/filter/bulk/${id}`).set(auth);
-    if (res.status !== 200) throw new Error(`GET bulk job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
-    if (res.body.status === 'completed') return res.body;
-    if (Date.now() > deadline) throw new Error(`bulk job ${id} not completed in ${timeoutMs} ms: ${res.body.status} ${res.body.processed}/${res.body.total}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const body = await eventually(
+    async () => {
+      const res = await request(target).get(`/api/v1/filter/bulk/${id}`).set(auth);
+      if (res.status !== 200) throw new Error(`GET bulk job ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    },
+    (job) => job.status === 'completed',
+    timeoutMs,
+  );
+  if (body.status !== 'completed') throw new Error(`bulk job ${id} not completed in ${timeoutMs} ms: ${body.status} ${body.processed}/${body.total}`);
+  return body;
 }
 
 /** How many entries of a bulk job have their answer, read with any client's `query` (TypeORM's or pg's). */

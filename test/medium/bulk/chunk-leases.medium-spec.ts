@@ -3,18 +3,12 @@ import { BulkModule } from '../../../src/bulk/bulk.module';
 import { ChunkLease, ChunkLeases, LeaseLook } from '../../../src/bulk/chunk-leases';
 import { ChunkLeasesRepository, LapsedLease } from '../../../src/bulk/chunk-leases.repository';
 import { ManualScheduler } from '../../helpers/manual-clock';
+import { deferred } from '../lookups';
 import { Medium, startMedium } from '../medium';
 
 const QUEUE = 'lease-test';
 const LEASE_SECONDS = 10;
 const LEASE_MS = LEASE_SECONDS * 1000;
-
-/** A promise and the function that resolves it. */
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 /**
  * Bulk chunk leases (src/bulk/chunk-leases.ts): each run of a chunk holds a lease renewed by the lease

@@ -1,13 +1,13 @@
 import { AdminModule } from '../../../src/admin/admin.module';
 import type { AuthenticatedAccount } from '../../../src/auth/authenticated-account';
-import type { NumberReport } from '../../../src/checks/check-registry';
-import { LookupService } from '../../../src/provider/lookup.service';
 import type { CreateWatchlistDto, UpdateWatchlistDto, WatchlistDto } from '../../../src/watchlists/dto/watchlists.dto';
 import { WatchlistWorker } from '../../../src/watchlists/watchlist-worker';
 import { WatchlistsModule } from '../../../src/watchlists/watchlists.module';
 import { WatchlistsService } from '../../../src/watchlists/watchlists.service';
 import type { TestAccount } from '../../factories/accounts';
 import { Medium, startMedium } from '../medium';
+
+export { deferred, holdLookups } from '../lookups';
 
 /** Where the callbacks of these watchlists would go (recorded in the outbox; nothing delivers in the medium tier). */
 export const CALLBACK_URL = 'https://example.com/hooks/watchlist';
@@ -48,45 +48,6 @@ export async function runRounds(m: Medium): Promise<string[]> {
     if (now.length === 0) return claimed;
     claimed.push(...now);
   }
-}
-
-/** A promise and the function that resolves it. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-export interface HeldLookups {
-  /** The numbers looked up so far, in order (held ones included). */
-  readonly started: string[];
-  /** Resolves once `count` lookups have started. */
-  startedAtLeast(count: number): Promise<void>;
-  /** Lets every held lookup, and every later one, go on to the provider. */
-  release(): void;
-  restore(): void;
-}
-
-/** Holds the instance's lookups (each one waits before it goes to the provider) until `release()`: a round stays in its lookups. */
-export function holdLookups(m: Medium, hold = true): HeldLookups {
-  const lookups = m.get(LookupService);
-  const original = lookups.lookUp.bind(lookups);
-  const gate = deferred();
-  if (!hold) gate.resolve();
-  const started: string[] = [];
-  const waiters: Array<{ count: number; resolve: () => void }> = [];
-  const spy = jest.spyOn(lookups, 'lookUp').mockImplementation(async (...args: Parameters<LookupService['lookUp']>): Promise<NumberReport> => {
-    started.push(args[0]);
-    for (const waiter of waiters.filter((w) => started.length >= w.count)) waiter.resolve();
-    await gate.promise;
-    return original(...args);
-  });
-  return {
-    started,
-    startedAtLeast: (count) => (started.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
-    release: () => gate.resolve(),
-    restore: () => spy.mockRestore(),
-  };
 }
 
 /** The callbacks recorded in the outbox for the watchlist, oldest first (what its callback_url would receive). */
