@@ -134,12 +134,11 @@ function globalHelp(): string {
   ].join('\n');
 }
 
+// Exits when the command is done: a pool or client a failed start-up left open must not keep it waiting.
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = EXIT.failed;
+    process.exit(EXIT.failed);
   },
 );

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AdminModule } from '../../src/admin/admin.module';
 import { AdminService } from '../../src/admin/admin.service';
 import { ChecksModule } from '../../src/checks/checks.module';
+import { ClockModule } from '../../src/common/clock.module';
 import { AppConfig } from '../../src/config/app-config';
 import { AppConfigModule } from '../../src/config/config.module';
 import { loadEnvironment } from '../../src/config/load-config';
@@ -24,6 +25,7 @@ class AdminCliModule {
       module: AdminCliModule,
       imports: [
         AppConfigModule.forRoot(config),
+        ClockModule,
         ChecksModule.forRoot(config.checkTuning),
         TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, 2), autoLoadEntities: true, logging: false }),
         TransactionsModule,
