@@ -2,7 +2,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkFields, hlrLookupsAdapter } from './provider-helpers';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
-import { startUpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { freePort } from './helpers/service-process';
 
 const BREAKER = { failureRate: 0.5, windowMs: 10_000, minCalls: 5, halfOpenMs: 60_000 };
@@ -56,19 +55,5 @@ describe('the breaker counts what says the upstream is unhealthy, and only that'
   });
 });
 
-describe('the lanes share no upstream state', () => {
-  it('a 429 met by batch work holds back batch work only: live calls go on', async () => {
-    const limited = '+447400990429';
-    const sim = await startUpstreamSimulator({ faultsByNumber: { [limited]: 'http-429' } });
-    const adapter = hlrLookupsAdapter({ baseUrl: sim.url, key: 'sim-key', secret: 'sim-secret', timeoutMs: 1000, retries: 0, breaker: BREAKER, batchSockets: 6 });
-    const reason = (work: Promise<unknown>) => work.then(() => 'ok', (error: { kind?: string }) => String(error.kind));
-    try {
-      expect(await reason(checkFields(adapter, 'network_status', limited, 'batch'))).toBe('rate_limited');
-      expect(await reason(checkFields(adapter, 'network_status', '+447400123456', 'batch'))).toBe('rate_limit_wait');
-      expect(await reason(checkFields(adapter, 'network_status', '+447400123456', 'interactive'))).toBe('ok'); // main: rate_limit_wait
-    } finally {
-      adapter.onModuleDestroy();
-      await sim.close();
-    }
-  });
-});
+// The lanes share no upstream state (a 429 met by batch work holds back batch work only, for its Retry-After):
+// test/medium/provider/breakers.medium-spec.ts, on the clock.

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { LoggerService, LogLevel } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
+import { Clock } from '../src/common/clock';
+import { ClockModule } from '../src/common/clock.module';
 import { AppConfig, BreakerOptions } from '../src/config/app-config';
 import { AppConfigModule } from '../src/config/config.module';
 import { validateEnvironment } from '../src/config/environment';
@@ -17,6 +19,7 @@ import type { SandboxAdapter } from '../src/provider/adapters/sandbox.adapter';
 import { ProviderHealth } from '../src/provider/provider-health';
 import { ProviderModule } from '../src/provider/provider.module';
 import { ResilientUpstream } from '../src/provider/resilience/resilient-upstream';
+import type { ManualClock } from './helpers/manual-clock';
 
 /** The built-in checks' answers in the adapters' protocol-level shapes: what these tests compare. */
 export interface ProtocolAnswers {
@@ -58,14 +61,19 @@ export interface ProviderTestModule {
 /**
  * The real ProviderModule alone, configured like production plus `env` overrides (no HTTP API, no
  * database needed). REDIS_URL is ignored from the outer environment unless the overrides set it.
+ * With `clock`, every rule about time in it (breakers, demotion, 429 holds, cache expiry, freshness)
+ * runs on that ManualClock; otherwise on the machine's.
  */
 export async function startProviderModule(
   env: Record<string, string | undefined> = {},
   logger: LoggerService | LogLevel[] = ['error'],
+  options: { clock?: ManualClock } = {},
 ): Promise<ProviderTestModule> {
   const raw: Record<string, string | undefined> = { ...process.env, REDIS_URL: undefined, LOG_LEVEL: 'error', ...env };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL ?? 'postgres://unused@127.0.0.1/unused');
-  const module = await Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ChecksModule.forRoot(config.checkTuning), ProviderModule] }).compile();
+  let builder = Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ClockModule, ChecksModule.forRoot(config.checkTuning), ProviderModule] });
+  if (options.clock) builder = builder.overrideProvider(Clock).useValue(options.clock);
+  const module = await builder.compile();
   module.useLogger(logger);
   await module.init();
   return {

@@ -1,4 +1,5 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { CheckAdapter, CheckAnswer } from '../checks/check-definition';
@@ -39,7 +40,7 @@ const PREVIOUS_KEYED_CACHE_KEY_VERSION = 'v3';
 /** The version before keys were hashed: only erasure still looks for it (its entries expire at their TTL). */
 const PLAIN_CACHE_KEY_VERSION = 'v2';
 
-/** A cached answer and when it was looked up (epoch ms), so that a caller can ask for a fresher one. */
+/** A cached answer and when it was looked up (the Clock's epoch ms), so that a caller can ask for a fresher one. */
 interface CachedAnswer {
   answer: CheckAnswer;
   storedAt: number;
@@ -83,6 +84,7 @@ export class LookupService {
     private readonly store: LookupCacheStore,
     private readonly registry: CheckRegistry,
     config: AppConfig,
+    private readonly clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {
     this.outcomes = Object.fromEntries(
@@ -139,7 +141,7 @@ export class LookupService {
     const found = await Promise.all(
       enabled.map(async (check) => {
         const cached = await this.store.get<CachedAnswer>(cacheKey(check, hash));
-        return cached !== undefined && youngEnough(cached, maxAgeSeconds) ? cached.answer : undefined;
+        return cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now()) ? cached.answer : undefined;
       }),
     );
     const known: Record<string, CheckAnswer> = {};
@@ -195,13 +197,13 @@ export class LookupService {
     const flightKey = maxAgeSeconds === undefined ? `${lane}:${key}` : `${lane}:${key}:max-age=${maxAgeSeconds}`;
     const flight = this.flights.run(flightKey, async () => {
       const cached = maxAgeSeconds === 0 ? undefined : await this.store.get<CachedAnswer>(key);
-      if (cached !== undefined && youngEnough(cached, maxAgeSeconds)) {
+      if (cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now())) {
         this.hits += 1;
         return cached.answer;
       }
       this.misses += 1;
       const fresh = await this.ask(check, e164, lane);
-      await this.store.set(key, { answer: fresh, storedAt: Date.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check));
+      await this.store.set(key, { answer: fresh, storedAt: this.clock.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check));
       return fresh;
     });
     if (flight.shared) this.shared += 1;
@@ -225,9 +227,9 @@ export class LookupService {
   }
 }
 
-/** Whether a cached answer may serve a caller with this age bound (undefined: any within its TTL). */
-function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined): boolean {
-  return maxAgeSeconds === undefined || Date.now() - cached.storedAt <= maxAgeSeconds * 1000;
+/** Whether a cached answer may serve a caller with this age bound at `now` (undefined: any within its TTL). */
+function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined, now: number): boolean {
+  return maxAgeSeconds === undefined || now - cached.storedAt <= maxAgeSeconds * 1000;
 }
 
 /** A check's cache key: its version, the check and the keyed hash of the number (never the number). */

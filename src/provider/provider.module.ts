@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { RedisBudget } from '../common/redis-budget';
 import { AppConfig } from '../config/app-config';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
@@ -20,8 +21,8 @@ import { ResilienceOptions, ResilientUpstream } from './resilience/resilient-ups
  * The upstreams of the configuration (LOOKUP_PROVIDERS, or its shorthand PROVIDER), each adapter given the
  * resilience every upstream gets; several are asked in priority order behind a FailoverProvider.
  */
-export function createLookupProvider(config: AppConfig): LookupProvider {
-  const adapters = config.provider.upstreams.map((entry) => createAdapter(entry, config));
+export function createLookupProvider(config: AppConfig, clock: Clock): LookupProvider {
+  const adapters = config.provider.upstreams.map((entry) => createAdapter(entry, config, clock));
   const { routing } = config.provider;
   const routed = [routing.checks, routing.countries, routing.residency].some((part) => Object.keys(part).length > 0);
   if (adapters.length === 1 && !routed) return adapters[0];
@@ -30,19 +31,21 @@ export function createLookupProvider(config: AppConfig): LookupProvider {
     routing,
     config.provider.callBudgetMs,
     config.provider.demotion,
+    clock,
   );
 }
 
 /** One factory per adapter of src/config/upstream-adapters.ts (the type makes a missing one a compile error). */
-const ADAPTER_FACTORIES: Record<UpstreamAdapterName, (entry: ProviderEntry, config: AppConfig) => LookupProvider> = {
-  sandbox: ({ id }, config) => new SandboxAdapter(config.provider.timeoutMs, id),
-  'hlr-lookups': ({ id, baseUrl, key, secret }, config) => new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config))),
-  'twilio-lookup': ({ id, baseUrl, key, secret }, config) =>
-    new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config))),
+const ADAPTER_FACTORIES: Record<UpstreamAdapterName, (entry: ProviderEntry, config: AppConfig, clock: Clock) => LookupProvider> = {
+  sandbox: ({ id }, config, clock) => new SandboxAdapter(config.provider.timeoutMs, id, clock),
+  'hlr-lookups': ({ id, baseUrl, key, secret }, config, clock) =>
+    new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config), clock)),
+  'twilio-lookup': ({ id, baseUrl, key, secret }, config, clock) =>
+    new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config), clock)),
 };
 
-function createAdapter(entry: ProviderEntry, config: AppConfig): LookupProvider {
-  return ADAPTER_FACTORIES[entry.adapter](entry, config);
+function createAdapter(entry: ProviderEntry, config: AppConfig, clock: Clock): LookupProvider {
+  return ADAPTER_FACTORIES[entry.adapter](entry, config, clock);
 }
 
 /**
@@ -59,10 +62,10 @@ export function resilienceOptions(config: AppConfig): ResilienceOptions {
  * Redis when REDIS_URL is set (shared by every instance, with an in-process tier in front bounded by
  * the Redis TTLs), otherwise a bounded in-process LRU.
  */
-export function createLookupCacheStore(config: AppConfig, budget?: RedisBudget): LookupCacheStore {
+export function createLookupCacheStore(config: AppConfig, clock: Clock, budget?: RedisBudget): LookupCacheStore {
   return config.redisUrl
-    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix, { budget }), config.cache.maxEntries)
-    : new MemoryLookupCacheStore(config.cache.maxEntries);
+    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix, { budget, clock }), config.cache.maxEntries)
+    : new MemoryLookupCacheStore(config.cache.maxEntries, clock);
 }
 
 /**
@@ -71,11 +74,11 @@ export function createLookupCacheStore(config: AppConfig, budget?: RedisBudget):
  */
 @Module({
   providers: [
-    { provide: LookupProvider, inject: [AppConfig], useFactory: createLookupProvider },
+    { provide: LookupProvider, inject: [AppConfig, Clock], useFactory: createLookupProvider },
     {
       provide: LookupCacheStore,
-      inject: [AppConfig, { token: RedisBudget, optional: true }],
-      useFactory: (config: AppConfig, budget?: RedisBudget) => createLookupCacheStore(config, budget),
+      inject: [AppConfig, Clock, { token: RedisBudget, optional: true }],
+      useFactory: (config: AppConfig, clock: Clock, budget?: RedisBudget) => createLookupCacheStore(config, clock, budget),
     },
     LookupService,
     ProviderHealth,

@@ -33,9 +33,9 @@ export abstract class HttpUpstreamAdapter extends LookupProvider implements Upst
   /** One check's fields, read from the upstream (the subclass's protocol); throws a refundable failure. */
   protected abstract recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>>;
 
-  /** One check's full record: its fields, this provider, now. */
+  /** One check's full record: its fields, this provider, now (its upstream's Clock). */
   async answer(check: string, e164: string, lane: Lane = 'interactive'): Promise<CheckAnswer> {
-    return this.attempts.time(check, async () => answeredNow(check, this.provider, await this.recordOf(check, e164, lane)));
+    return this.attempts.time(check, async () => answeredNow(check, this.provider, await this.recordOf(check, e164, lane), this.upstream.clock.date()));
   }
 
   upstreams(): readonly Upstream[] {

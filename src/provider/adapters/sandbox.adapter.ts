@@ -1,6 +1,6 @@
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CheckAnswer } from '../../checks/check-definition';
+import { Clock, SystemClock } from '../../common/clock';
 import { answeredNow, Lane, LookupProvider, unknownCheck, Upstream } from '../port/lookup-provider';
 import { ProviderUnavailableError } from '../port/upstream-failure';
 import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
@@ -26,6 +26,8 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
     private readonly timeoutMs: number,
     /** The provider id (LOOKUP_PROVIDERS may name a sandbox anything). */
     provider = 'sandbox',
+    /** The time of its answers and of its delays (the injected Clock: a test moves a slow number's delay on). */
+    private readonly clock: Clock = new SystemClock(),
   ) {
     super();
     this.provider = provider;
@@ -46,15 +48,15 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
         const rule = await this.networkRule(e164, check);
         // A number assigned to no subscriber has no operator serving it (as hlr-lookups' INVALID_MSISDN answers).
         const carrier = rule && rule.situation !== 'not_assigned' ? await this.currentCarrier(e164, rule.isPorted) : null;
-        return answeredNow(check, this.provider, { status: rule ? statusOf(rule) : 'ABSENT', carrier, status_reason: rule?.situation ?? null, mcc: null, mnc: null });
+        return answeredNow(check, this.provider, { status: rule ? statusOf(rule) : 'ABSENT', carrier, status_reason: rule?.situation ?? null, mcc: null, mnc: null }, this.clock.date());
       }
       case 'line_type':
         await this.networkRule(e164, check);
-        return answeredNow(check, this.provider, { line_type: describeNumber(e164).lineType });
+        return answeredNow(check, this.provider, { line_type: describeNumber(e164).lineType }, this.clock.date());
       case 'portability': {
         const rule = await this.networkRule(e164, check);
         const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
-        return answeredNow(check, this.provider, { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null });
+        return answeredNow(check, this.provider, { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null }, this.clock.date());
       }
       default:
         throw unknownCheck(this.provider, check);
@@ -79,10 +81,10 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
     if (rule.kind === 'failure') throw new ProviderUnavailableError('sandbox: simulated upstream failure', 'upstream_error');
     if (rule.kind === 'slow') {
       if (rule.delayMs > this.timeoutMs) {
-        await sleep(this.timeoutMs);
+        await this.clock.sleep(this.timeoutMs);
         throw new ProviderUnavailableError(`sandbox: no answer within ${this.timeoutMs} ms`, 'timeout');
       }
-      await sleep(rule.delayMs);
+      await this.clock.sleep(rule.delayMs);
     }
     return rule;
   }

@@ -1,6 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { Clock, SystemClock } from '../../common/clock';
 import { RedisBudget } from '../../common/redis-budget';
 
 /**
@@ -23,15 +24,23 @@ export abstract class LookupCacheStore {
   abstract readonly errors: number;
 }
 
-/** Bounded in-process LRU; the default when REDIS_URL is not set. */
+/**
+ * An lru-cache whose entries expire by the Clock (a test moves it): `perf` is what lru-cache reads
+ * the time from, read at every look (no resolution timer).
+ */
+export function clockedLru(maxEntries: number, clock: Clock): LRUCache<string, object> {
+  return new LRUCache<string, object>({ max: maxEntries, perf: { now: () => clock.now() }, ttlResolution: 0 });
+}
+
+/** Bounded in-process LRU; the default when REDIS_URL is not set. Entries expire at their TTL by the Clock. */
 export class MemoryLookupCacheStore extends LookupCacheStore {
   readonly kind = 'memory';
   readonly errors = 0;
   private readonly entries: LRUCache<string, object>;
 
-  constructor(maxEntries: number) {
+  constructor(maxEntries: number, clock: Clock = new SystemClock()) {
     super();
-    this.entries = new LRUCache<string, object>({ max: maxEntries });
+    this.entries = clockedLru(maxEntries, clock);
   }
 
   async get<T extends object>(key: string): Promise<T | undefined> {
@@ -65,14 +74,17 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   readonly client: Redis;
   /** One API request's Redis allowance, shared with the plan limit (RedisBudget): past it, misses and dropped writes. */
   private readonly budget: RedisBudget | undefined;
+  /** What the in-process tier's copies are timed by: a round trip is subtracted on it. */
+  readonly clock: Clock;
 
   constructor(
     url: string,
     private readonly keyPrefix: string,
-    options: { commandTimeoutMs?: number; budget?: RedisBudget } = {},
+    options: { commandTimeoutMs?: number; budget?: RedisBudget; clock?: Clock } = {},
   ) {
     super();
     this.budget = options.budget;
+    this.clock = options.clock ?? new SystemClock();
     this.client = new Redis(url, {
       lazyConnect: true,
       // Fail fast instead of queueing while disconnected: the caller falls back to the provider.
@@ -131,11 +143,11 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
 
   /**
    * The entry and how long Redis keeps it still, in one round trip (GET and PTTL pipelined). `ttlMs` is
-   * counted from the moment the command was sent, so it never exceeds what Redis had left.
+   * counted from the moment the command was sent (by the Clock), so it never exceeds what Redis had left.
    */
   async getWithTtl<T extends object>(key: string): Promise<{ value: T; ttlMs: number } | undefined> {
     if (!this.connected('get')) return undefined;
-    const sentAt = performance.now();
+    const sentAt = this.clock.now();
     try {
       const replies = await this.withinBudget(() => this.client.pipeline().get(this.keyPrefix + key).pttl(this.keyPrefix + key).exec(), [
         [null, null],
@@ -145,7 +157,7 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
       if (getError ?? ttlError) throw getError ?? ttlError;
       if (text === null) return undefined;
       // PTTL -1 (no expiry) is not written by this store; such an entry is served but never kept in process.
-      return { value: JSON.parse(text) as T, ttlMs: ttlMs > 0 ? ttlMs - (performance.now() - sentAt) : 0 };
+      return { value: JSON.parse(text) as T, ttlMs: ttlMs > 0 ? ttlMs - (this.clock.now() - sentAt) : 0 };
     } catch (error) {
       this.failed('get', error);
       return undefined;
@@ -209,7 +221,7 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
 
   /** At most one warning every 30 s: a Redis outage must not flood the log. */
   private warn(message: string): void {
-    const now = Date.now();
+    const now = this.clock.now();
     if (now - this.lastWarningAt < 30_000) return;
     this.lastWarningAt = now;
     this.logger.warn(message);

@@ -1,7 +1,7 @@
 import { Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { LookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
+import { clockedLru, LookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
 
 const SUBSCRIBE_WAIT_MS = 2000;
 
@@ -25,7 +25,8 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
     maxEntries: number,
   ) {
     super();
-    this.local = new LRUCache<string, object>({ max: maxEntries });
+    // Timed by the same Clock as the round trips subtracted from the copies' TTLs.
+    this.local = clockedLru(maxEntries, shared.clock);
   }
 
   get errors(): number {
@@ -87,10 +88,10 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
 
   /** Kept in process only once Redis has it: the tier mirrors Redis, it never answers what Redis could not keep. */
   async set(key: string, value: object, ttlSeconds: number): Promise<void> {
-    const sentAt = performance.now();
+    const sentAt = this.shared.clock.now();
     if (!(await this.shared.write(key, value, ttlSeconds))) return;
     // Counted from before Redis got it, so the copy ends no later than the entry.
-    const ttlMs = ttlSeconds * 1000 - (performance.now() - sentAt);
+    const ttlMs = ttlSeconds * 1000 - (this.shared.clock.now() - sentAt);
     if (ttlMs >= 1) this.local.set(key, Object.freeze(value), { ttl: Math.floor(ttlMs) });
   }
 

@@ -56,9 +56,9 @@ export abstract class LookupProvider implements CheckAdapter {
   }
 }
 
-/** A check's full record as `provider` answered it now. */
-export function answeredNow(check: string, provider: string, fields: Readonly<Record<string, FieldValue>>): CheckAnswer {
-  return { check, fields, provider, observedAt: new Date().toISOString() };
+/** A check's full record as `provider` answered it at `now` (the Clock's time of the answer). */
+export function answeredNow(check: string, provider: string, fields: Readonly<Record<string, FieldValue>>, now: Date): CheckAnswer {
+  return { check, fields, provider, observedAt: now.toISOString() };
 }
 
 /** What an adapter throws for a check it does not answer (a registration without its adapter). */

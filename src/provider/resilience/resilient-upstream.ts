@@ -14,7 +14,9 @@ import {
 } from 'cockatiel';
 import http from 'node:http';
 import https from 'node:https';
+import { Clock, SystemClock } from '../../common/clock';
 import type { BreakerOptions } from '../../config/app-config';
+import { ClockHalfOpenAfter } from './clock-half-open';
 import { rateLimitWaitMs } from './retry-after';
 import { CircuitBreakerState, Lane, LANES } from '../port/lookup-provider';
 import { sendUpstreamRequest, UpstreamRequest, UpstreamResponse } from './http-exchange';
@@ -39,7 +41,7 @@ interface LaneParts {
   agent: http.Agent;
   breaker: CircuitBreakerPolicy;
   policy: ReturnType<ResilientUpstream['lanePolicy']>;
-  /** After a 429 no request of this lane is sent until then (epoch ms). */
+  /** After a 429 no request of this lane is sent until then (the Clock's epoch ms). */
   rateLimitedUntil: number;
 }
 
@@ -69,6 +71,8 @@ export class ResilientUpstream {
     readonly provider: string,
     baseUrl: string,
     private readonly options: ResilienceOptions,
+    /** The time of the breakers' windows and half-open trials, the 429 hold and the call budget (the injected Clock). */
+    readonly clock: Clock = new SystemClock(),
   ) {
     this.base = new URL(baseUrl.replace(/\/+$/, ''));
     const secure = this.base.protocol === 'https:';
@@ -77,8 +81,8 @@ export class ResilientUpstream {
         const sockets = options.sockets[lane];
         const agentOptions = { keepAlive: true, maxSockets: sockets, maxFreeSockets: Math.min(64, sockets), scheduling: 'lifo' as const };
         const breaker = circuitBreaker(handleWhen(isUpstreamUnhealthy), {
-          halfOpenAfter: options.breaker.halfOpenMs,
-          breaker: new TimeWindowBreaker(options.breaker),
+          halfOpenAfter: new ClockHalfOpenAfter(clock, options.breaker.halfOpenMs),
+          breaker: new TimeWindowBreaker(options.breaker, clock),
         });
         const agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
         return [lane, { agent, breaker, policy: this.lanePolicy(breaker), rateLimitedUntil: 0 }];
@@ -94,24 +98,29 @@ export class ResilientUpstream {
   /** One call through the lane's policies; `read` runs inside them, so its verdict reaches the breaker. */
   async exchange<T>(lane: Lane, request: UpstreamRequest, read: (response: UpstreamResponse) => T): Promise<T> {
     const parts = this.lanes[lane];
-    const waitMs = parts.rateLimitedUntil - Date.now();
+    const waitMs = parts.rateLimitedUntil - this.clock.now();
     if (waitMs > 0) {
       throw new UpstreamFailure(`upstream rate limit: asked to wait ${Math.ceil(waitMs / 1000)} s more (HTTP 429)`, 'upstream_error', 'rate_limit_wait');
     }
     // The call's budget (failover): none left, no request; some left, the attempt ends with it.
     const deadline = callDeadline.getStore();
-    const leftMs = deadline === undefined ? Infinity : deadline - Date.now();
+    const leftMs = deadline === undefined ? Infinity : deadline - this.clock.now();
     if (leftMs <= 0) throw new UpstreamFailure('the call budget (LOOKUP_CALL_BUDGET_MS) was spent before this upstream was asked', 'timeout', 'budget_spent');
+    // A fresh parent signal per call (cockatiel otherwise hangs every in-flight call's listener on one
+    // shared signal), aborted when the budget's time is up by the Clock.
+    const budget = new AbortController();
+    const budgetTimer = Number.isFinite(leftMs) ? this.clock.timer(leftMs, () => budget.abort(new DOMException('call budget spent', 'TimeoutError'))) : undefined;
     try {
-      // A fresh parent signal per call: cockatiel otherwise hangs every in-flight call's listener on one shared signal.
       const outcome = await parts.policy.execute(
         ({ signal }) => answeredOrRefused(this.send(lane, request, signal).then((response) => read(this.noteRateLimit(lane, request, response)))),
-        Number.isFinite(leftMs) ? AbortSignal.timeout(leftMs) : new AbortController().signal,
+        budget.signal,
       );
       if ('refused' in outcome) throw outcome.refused;
       return outcome.answer;
     } catch (error) {
       throw this.toUnavailable(error);
+    } finally {
+      budgetTimer?.cancel();
     }
   }
 
@@ -141,9 +150,10 @@ export class ResilientUpstream {
   /** A 429 holds the lane back for its Retry-After (at most 60 s), then goes to `read` like any answer. */
   private noteRateLimit(lane: Lane, request: UpstreamRequest, response: UpstreamResponse): UpstreamResponse {
     if (response.status !== 429) return response;
-    const waitMs = rateLimitWaitMs(headerText(response.headers['retry-after']), Date.now());
+    const now = this.clock.now();
+    const waitMs = rateLimitWaitMs(headerText(response.headers['retry-after']), now);
     const parts = this.lanes[lane];
-    parts.rateLimitedUntil = Math.max(parts.rateLimitedUntil, Date.now() + waitMs);
+    parts.rateLimitedUntil = Math.max(parts.rateLimitedUntil, now + waitMs);
     throw new UpstreamFailure(`upstream rate limit (HTTP 429 from ${this.provider}): waiting ${Math.ceil(waitMs / 1000)} s`, 'upstream_error', 'rate_limited');
   }
 

@@ -1,4 +1,5 @@
 import { CircuitState, SamplingBreaker } from 'cockatiel';
+import { ManualClock } from '../../../test/helpers/manual-clock';
 import { TimeWindowBreaker } from './time-window-breaker';
 
 const OPTIONS = { failureRate: 0.5, windowMs: 30_000, minCalls: 20 };
@@ -14,16 +15,15 @@ function feed(breaker: { success(state: CircuitState): void; failure(state: Circ
 }
 
 describe('TimeWindowBreaker', () => {
-  let now = 1_000_000;
-  const clock = () => now;
+  let clock: ManualClock;
   beforeEach(() => {
-    now = 1_000_000;
+    clock = new ManualClock(1_000_000);
   });
 
-  it('forgets everything older than the window, however long nothing was called (the chaos run: 19 calls, 30 s idle, one failure)', () => {
+  it('forgets everything older than the window, however long nothing was called (the chaos run: 19 calls, 30 s idle, one failure)', async () => {
     const breaker = new TimeWindowBreaker(OPTIONS, clock);
     expect(feed(breaker, [...Array(10).fill(false), ...Array(9).fill(true)])).toBe(false);
-    now += 31_000;
+    await clock.advance(31_000);
     expect(breaker.failure(CircuitState.Closed)).toBe(false);
     expect(breaker.totals()).toEqual({ failures: 1, calls: 1 });
   });
@@ -51,13 +51,13 @@ describe('TimeWindowBreaker', () => {
     expect(feed(breaker, [...Array(10).fill(true), ...Array(10).fill(false)])).toBe(false);
   });
 
-  it('lets calls leave the window one bucket at a time as time passes', () => {
+  it('lets calls leave the window one bucket at a time as time passes', async () => {
     const breaker = new TimeWindowBreaker(OPTIONS, clock);
     feed(breaker, Array(10).fill(false));
-    now += 15_000;
+    await clock.advance(15_000);
     feed(breaker, Array(10).fill(true));
     expect(breaker.totals()).toEqual({ failures: 10, calls: 20 });
-    now += 15_001; // the first ten are older than 30 s now
+    await clock.advance(15_001); // the first ten are older than 30 s now
     expect(breaker.totals()).toEqual({ failures: 0, calls: 10 });
   });
 

@@ -1,4 +1,5 @@
 import { CircuitState, IBreaker } from 'cockatiel';
+import { Clock, SystemClock } from '../../common/clock';
 import type { BreakerOptions } from '../../config/app-config';
 
 interface Bucket {
@@ -23,7 +24,8 @@ export class TimeWindowBreaker implements IBreaker {
 
   constructor(
     private readonly options: Pick<BreakerOptions, 'failureRate' | 'windowMs' | 'minCalls'>,
-    private readonly now: () => number = Date.now,
+    /** The window's time (the injected Clock; the machine's when built outside Nest). */
+    private readonly clock: Clock = new SystemClock(),
   ) {
     this.bucketMs = Math.max(1, Math.floor(options.windowMs / BUCKETS_PER_WINDOW));
   }
@@ -51,7 +53,7 @@ export class TimeWindowBreaker implements IBreaker {
 
   /** Calls and failures inside the window now (for tests and diagnostics). */
   totals(): { failures: number; calls: number } {
-    this.expire(this.now());
+    this.expire(this.clock.now());
     let failures = 0;
     let calls = 0;
     for (const bucket of this.buckets) {
@@ -62,7 +64,7 @@ export class TimeWindowBreaker implements IBreaker {
   }
 
   private record(outcome: 'failures' | 'successes'): void {
-    const now = this.now();
+    const now = this.clock.now();
     this.expire(now);
     let current = this.buckets.at(-1);
     if (current === undefined || now - current.startedAt >= this.bucketMs) {

@@ -3,9 +3,10 @@ import { parseLookupProviders } from '../../config/lookup-providers';
 import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 import type { CheckAnswer } from '../../checks/check-definition';
 import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../port/lookup-provider';
+import { ManualClock } from '../../../test/helpers/manual-clock';
 
 /** The tests' clock: a scripted provider's latency moves it on. */
-const clock = { now: 1_000_000 };
+const clock = new ManualClock(1_000_000);
 
 /** A provider that answers or fails as told, and records that it was asked. */
 class ScriptedProvider extends LookupProvider implements Upstream {
@@ -41,9 +42,9 @@ class ScriptedProvider extends LookupProvider implements Upstream {
     if (this.notOffered) throw new UpstreamFailure(`${this.provider} offers no ${check}`, 'upstream_error', 'not_offered');
     this.asked += 1;
     if (this.gate) await this.gate;
-    clock.now += this.latencyMs;
+    await clock.advance(this.latencyMs);
     if (this.failing) throw new ProviderUnavailableError(`${this.provider} down`, this.failReason);
-    return answeredNow(check, this.provider, { status: 'CONNECTED', carrier: this.provider });
+    return answeredNow(check, this.provider, { status: 'CONNECTED', carrier: this.provider }, clock.date());
   }
 }
 
@@ -118,7 +119,7 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
   beforeEach(() => {
     a = new ScriptedProvider('a');
     b = new ScriptedProvider('b');
-    failover = new FailoverProvider([member(a), member(b)], undefined, Infinity, demotion, () => clock.now);
+    failover = new FailoverProvider([member(a), member(b)], undefined, Infinity, demotion, clock);
   });
 
   it('a slow primary is asked after the backup once the window holds enough slow answers; never skipped', async () => {
@@ -139,7 +140,7 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
     a.latencyMs = 10; // recovered, but asked last: nothing new about it
     for (let i = 0; i < 5; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
     expect(order()).toEqual(['b', 'a']);
-    clock.now += demotion.windowMs;
+    await clock.advance(demotion.windowMs);
     expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 0, demoted: true, reason: 'recovering' });
     a.asked = 0;
     await expect(ask()).resolves.toMatchObject({ provider: 'a' }); // the trial
@@ -151,7 +152,7 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
   it('while the trial is under way the other calls still ask it last; a slow trial keeps it demoted for another window', async () => {
     a.latencyMs = 1_500;
     for (let i = 0; i < 4; i++) await ask();
-    clock.now += demotion.windowMs;
+    await clock.advance(demotion.windowMs);
     let release!: () => void;
     a.gate = new Promise<void>((resolve) => (release = resolve));
     const trial = ask(); // still slow
@@ -163,7 +164,7 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
     a.asked = 0;
     for (let i = 0; i < 3; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
     expect(a.asked).toBe(0); // one trial a window, not one per call
-    clock.now += demotion.windowMs;
+    await clock.advance(demotion.windowMs);
     a.latencyMs = 10;
     await expect(ask()).resolves.toMatchObject({ provider: 'a' });
     expect(order()).toEqual(['a', 'b']);
@@ -185,7 +186,7 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
       C_ADAPTER: 'sandbox',
     });
     const scripted = new Map(entries.map((entry) => [entry.id, new ScriptedProvider(entry.id)]));
-    failover = new FailoverProvider([...scripted.values()].map(member), undefined, Infinity, demotion, () => clock.now);
+    failover = new FailoverProvider([...scripted.values()].map(member), undefined, Infinity, demotion, clock);
     expect(order()).toEqual(['b', 'a', 'c']);
     scripted.get('b')!.failing = true;
     for (let i = 0; i < 4; i++) await expect(ask()).resolves.toMatchObject({ provider: 'a' });

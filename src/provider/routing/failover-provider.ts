@@ -1,4 +1,5 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Clock, SystemClock } from '../../common/clock';
 import type { CheckAnswer } from '../../checks/check-definition';
 import { Lane, LookupProvider, Upstream } from '../port/lookup-provider';
 import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
@@ -43,11 +44,11 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
     /** LOOKUP_CALL_BUDGET_MS: the time one check may take over all its providers and attempts. */
     private readonly budgetMs = Infinity,
     demotion: DemotionOptions = DEFAULT_DEMOTION,
-    /** The clock of the health window and of the attempts' durations (a test's own). */
-    private readonly now: () => number = Date.now,
+    /** The time of the health window, of the attempts' durations and of the call budget (the injected Clock). */
+    private readonly clock: Clock = new SystemClock(),
   ) {
     super();
-    this.recent = new HealthWindow(demotion, now);
+    this.recent = new HealthWindow(demotion, clock);
     this.byId = new Map(members.map((member) => [member.upstream.provider, member]));
   }
 
@@ -76,24 +77,24 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
       throw new UpstreamFailure('no lookup provider is allowed for this number (LOOKUP_ROUTING residency)', 'upstream_error', 'no_provider_allowed');
     }
     let last: ProviderUnavailableError | undefined;
-    const deadline = Date.now() + this.budgetMs;
+    const deadline = this.clock.now() + this.budgetMs;
     for (const { provider, upstream } of candidates) {
-      if (Date.now() >= deadline) {
+      if (this.clock.now() >= deadline) {
         failures.push(`${upstream.provider}: not asked, call budget spent`);
         continue;
       }
       // No pre-filter on an open breaker: it rejects without a request (circuit_open, the move-on case
       // below), and only its execute() moves Open → HalfOpen, so a recovered provider gets its trial.
-      const started = this.now();
+      const started = this.clock.now();
       try {
         const answer = await callDeadline.run(deadline, () => provider.answer(check, e164, lane));
-        this.recent.note(key(upstream.provider, lane), false, this.now() - started);
+        this.recent.note(key(upstream.provider, lane), false, this.clock.now() - started);
         return answer;
       } catch (error) {
         if (!(error instanceof ProviderUnavailableError)) throw error;
         // A refusal without a request (its open breaker, a 429 hold, a check it does not offer) says nothing new about its health: not an outcome.
         if (attemptReachedUpstream(attemptFailureReason(error))) {
-          this.recent.note(key(upstream.provider, lane), isUpstreamUnhealthy(error), this.now() - started);
+          this.recent.note(key(upstream.provider, lane), isUpstreamUnhealthy(error), this.clock.now() - started);
         }
         failures.push(`${upstream.provider}: ${error.reason}`);
         last = error;

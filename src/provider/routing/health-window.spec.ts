@@ -1,13 +1,14 @@
+import { ManualClock } from '../../../test/helpers/manual-clock';
 import { DemotionOptions, HealthWindow } from './health-window';
 
 const OPTIONS: DemotionOptions = { windowMs: 10_000, windowCalls: 5, minCalls: 3, failureRate: 0.5, latencyMs: 1_000 };
 
 describe('HealthWindow', () => {
-  let clock: number;
+  let clock: ManualClock;
   let window: HealthWindow;
   beforeEach(() => {
-    clock = 1_000_000;
-    window = new HealthWindow(OPTIONS, () => clock);
+    clock = new ManualClock(1_000_000);
+    window = new HealthWindow(OPTIONS, clock);
   });
   const note = (count: number, failed: boolean, latencyMs = 10) => {
     for (let i = 0; i < count; i++) window.note('a', failed, latencyMs);
@@ -45,12 +46,12 @@ describe('HealthWindow', () => {
     expect(window.status('a')).toMatchObject({ calls: 5, failure_rate: 0.4, demoted: false });
   });
 
-  it('forgets outcomes older than LOOKUP_DEMOTE_WINDOW_MS; a demoted provider then recovers through one trial', () => {
+  it('forgets outcomes older than LOOKUP_DEMOTE_WINDOW_MS; a demoted provider then recovers through one trial', async () => {
     note(3, true);
     expect(window.askLast('a')).toBe(true);
-    clock += OPTIONS.windowMs - 1;
+    await clock.advance(OPTIONS.windowMs - 1);
     expect(window.askLast('a')).toBe(true);
-    clock += 1;
+    await clock.advance(1);
     expect(window.status('a')).toEqual({ calls: 0, failure_rate: 0, median_latency_ms: null, demoted: true, reason: 'recovering' });
     expect(window.askLast('a')).toBe(false); // this call is the trial
     expect(window.askLast('a')).toBe(true); // the others wait for its verdict
@@ -59,25 +60,25 @@ describe('HealthWindow', () => {
     expect(window.status('a')).toEqual({ calls: 1, failure_rate: 0, median_latency_ms: 10, demoted: false });
   });
 
-  it('a failed or slow trial keeps it demoted until its outcome leaves the window; an abandoned trial is retaken after a window', () => {
+  it('a failed or slow trial keeps it demoted until its outcome leaves the window; an abandoned trial is retaken after a window', async () => {
     note(3, true);
     window.askLast('a');
-    clock += OPTIONS.windowMs;
+    await clock.advance(OPTIONS.windowMs);
     expect(window.askLast('a')).toBe(false);
     window.note('a', false, 5_000); // answered, but slowly
     expect(window.askLast('a')).toBe(true);
-    clock += OPTIONS.windowMs;
+    await clock.advance(OPTIONS.windowMs);
     expect(window.askLast('a')).toBe(false); // the next trial, never answered
-    clock += OPTIONS.windowMs - 1;
+    await clock.advance(OPTIONS.windowMs - 1);
     expect(window.askLast('a')).toBe(true);
-    clock += 1;
+    await clock.advance(1);
     expect(window.askLast('a')).toBe(false);
   });
 
-  it('enough good outcomes while asked last promote it without a trial', () => {
+  it('enough good outcomes while asked last promote it without a trial', async () => {
     note(3, true);
     window.askLast('a');
-    clock += OPTIONS.windowMs;
+    await clock.advance(OPTIONS.windowMs);
     note(3, false);
     expect(window.status('a')).toMatchObject({ calls: 3, demoted: false });
     expect(window.askLast('a')).toBe(false);

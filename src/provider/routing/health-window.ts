@@ -1,3 +1,4 @@
+import { Clock, SystemClock } from '../../common/clock';
 import type { DemotionOptions } from '../../config/app-config';
 import type { RecentHealth } from '../port/lookup-provider';
 
@@ -27,13 +28,14 @@ export class HealthWindow {
 
   constructor(
     private readonly options: DemotionOptions = DEFAULT_DEMOTION,
-    private readonly now: () => number = Date.now,
+    /** The window's time (the injected Clock; the machine's when built outside Nest). */
+    private readonly clock: Clock = new SystemClock(),
   ) {}
 
   /** One attempt that reached the upstream: failed for its health or not, and how long it took. */
   note(key: string, failed: boolean, latencyMs: number): void {
     const list = this.outcomes.get(key) ?? [];
-    list.push({ at: this.now(), failed, latencyMs });
+    list.push({ at: this.clock.now(), failed, latencyMs });
     if (list.length > this.options.windowCalls) list.splice(0, list.length - this.options.windowCalls);
     this.outcomes.set(key, list);
     const hold = this.held.get(key);
@@ -69,7 +71,7 @@ export class HealthWindow {
       this.held.delete(key); // enough good outcomes while asked last
       return false;
     }
-    const now = this.now();
+    const now = this.clock.now();
     if (window.calls > 0 || (hold.trialSince !== undefined && now - hold.trialSince < this.options.windowMs)) return true;
     hold.trialSince = now;
     return false;
@@ -83,7 +85,7 @@ export class HealthWindow {
 
   /** What the window alone says. */
   private verdict(key: string): RecentHealth {
-    const since = this.now() - this.options.windowMs;
+    const since = this.clock.now() - this.options.windowMs;
     const list = (this.outcomes.get(key) ?? []).filter((outcome) => outcome.at > since);
     if (list.length === 0) return { calls: 0, failure_rate: 0, median_latency_ms: null, demoted: false };
     const failureRate = list.filter((outcome) => outcome.failed).length / list.length;

@@ -1,24 +1,32 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { EnabledChecks } from '../src/checks/checks';
-import { keyedHash } from '../src/common/keyed-hash';
-import { TieredLookupCacheStore } from '../src/provider/cache/tiered-lookup-cache.store';
-import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
-import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
+import type { EnabledChecks } from '../../../src/checks/checks';
+import { keyedHash } from '../../../src/common/keyed-hash';
+import { MemoryLookupCacheStore } from '../../../src/provider/cache/lookup-cache.store';
+import { TieredLookupCacheStore } from '../../../src/provider/cache/tiered-lookup-cache.store';
+import { startUpstreamSimulator, UpstreamSimulator } from '../../../tools/upstream-simulator/simulator';
+import { ManualClock } from '../../helpers/manual-clock';
+import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from '../../provider-helpers';
 
 const NETWORK_ONLY: EnabledChecks = { network_status: true, line_type: false, portability: false };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The in-process tier in front of the Redis cache (REDIS_URL set): shared entries, TTLs kept. */
-describe('Redis lookup cache with its in-process tier', () => {
-  const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * The lookup cache's rules about time, on the clock (moved from lookup-cache-tiers and freshness e2e,
+ * which slept through TTLs and ages): the in-process copies expire by the clock, never later than the
+ * Redis entry they mirror; the in-memory store's entries at their TTL; a caller's max-age against the
+ * clock's age of the answer.
+ */
+describe('Redis lookup cache with its in-process tier (REDIS_URL set)', () => {
+  const redisUrl = process.env.TEST_REDIS_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = `pf-test-tiers-${randomBytes(4).toString('hex')}:`;
   let sim: UpstreamSimulator;
   let redis: Redis;
+  let clock: ManualClock;
   const instances: ProviderTestModule[] = [];
+  /** An instance on the shared clock (instances of one deployment read the same time). */
   const instance = async () => {
-    const started = await startProviderModule(hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix }));
+    const started = await startProviderModule(hlrLookupsEnv(sim.url, { REDIS_URL: redisUrl, CACHE_KEY_PREFIX: prefix }), ['error'], { clock });
     instances.push(started);
     return started;
   };
@@ -27,6 +35,7 @@ describe('Redis lookup cache with its in-process tier', () => {
     sim = await startUpstreamSimulator();
     redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
     await redis.connect();
+    clock = new ManualClock();
   });
   afterAll(async () => {
     await Promise.all(instances.map((started) => started.close()));
@@ -79,36 +88,84 @@ describe('Redis lookup cache with its in-process tier', () => {
   it('keeps a copy it read no longer than Redis keeps the entry it was read from', async () => {
     const reader = await instance();
     const key = `tier-test:read:${randomBytes(4).toString('hex')}`;
-    await redis.set(prefix + key, JSON.stringify({ answer: 'short-lived' }), 'PX', 2000);
+    await redis.set(prefix + key, JSON.stringify({ answer: 'short-lived' }), 'PX', 60_000);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'short-lived' });
     // A newer entry in Redis is not seen while the copy lives (the copy answers, no round trip)...
     await redis.set(prefix + key, JSON.stringify({ answer: 'newer' }), 'PX', 60_000);
+    await clock.advance(50_000);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'short-lived' });
-    // ...and is once the first entry's TTL has run out: the copy expired with it.
-    await sleep(2050);
+    // ...and is once the first entry's TTL (what Redis had left when it was read, at most 60 s) has run out.
+    await clock.advance(10_001);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'newer' });
   });
 
   it('keeps a copy it wrote no longer than the TTL it wrote to Redis', async () => {
     const writer = await instance();
     const key = `tier-test:write:${randomBytes(4).toString('hex')}`;
-    await writer.store.set(key, { answer: 'written' }, 1);
+    await writer.store.set(key, { answer: 'written' }, 30);
     const pttl = await redis.pttl(prefix + key);
     expect(pttl).toBeGreaterThan(0);
-    expect(pttl).toBeLessThanOrEqual(1000);
+    expect(pttl).toBeLessThanOrEqual(30_000);
     await redis.set(prefix + key, JSON.stringify({ answer: 'newer' }), 'PX', 60_000);
+    await clock.advance(30_000); // an entry lives its TTL (lru-cache: stale once older than it)
     await expect(writer.store.get(key)).resolves.toEqual({ answer: 'written' });
-    await sleep(1050);
+    await clock.advance(1);
     await expect(writer.store.get(key)).resolves.toEqual({ answer: 'newer' });
   });
 
   it('answers nothing for an entry that expired everywhere', async () => {
     const [writer, reader] = [await instance(), await instance()];
     const key = `tier-test:gone:${randomBytes(4).toString('hex')}`;
-    await writer.store.set(key, { answer: 'brief' }, 1);
+    await writer.store.set(key, { answer: 'brief' }, 30);
     await expect(reader.store.get(key)).resolves.toEqual({ answer: 'brief' });
-    await sleep(1050);
+    await redis.del(prefix + key); // Redis's own expiry (its time, not ours): the entry is gone there
+    await expect(writer.store.get(key)).resolves.toEqual({ answer: 'brief' });
+    await expect(reader.store.get(key)).resolves.toEqual({ answer: 'brief' });
+    await clock.advance(30_001);
     await expect(writer.store.get(key)).resolves.toBeUndefined();
     await expect(reader.store.get(key)).resolves.toBeUndefined();
+  });
+});
+
+describe('the in-memory lookup cache and the age a caller accepts (no REDIS_URL)', () => {
+  let clock: ManualClock;
+  let t: ProviderTestModule;
+  beforeAll(async () => {
+    clock = new ManualClock();
+    t = await startProviderModule({ PROVIDER: 'sandbox' }, ['error'], { clock });
+  });
+  afterAll(() => t?.close());
+
+  /** Plan-valid UK mobile numbers ending in 0005: the sandbox's status alternates at each live lookup (CONNECTED first). */
+  let block = 10;
+  const alternatingNumber = () => `+447400${String(block++).padStart(2, '0')}0005`;
+  const status = async (phone: string, maxAgeSeconds?: number) => (await t.phoneAnswer(phone, NETWORK_ONLY, { maxAgeSeconds })).status;
+
+  it('keeps an answer for its check’s TTL by the clock, then looks the number up again', async () => {
+    expect(t.store).toBeInstanceOf(MemoryLookupCacheStore);
+    const ttlMs = t.registry.cacheTtlSeconds('network_status') * 1000;
+    const phone = alternatingNumber();
+    expect(await status(phone)).toBe('CONNECTED');
+    await clock.advance(ttlMs);
+    expect(await status(phone)).toBe('CONNECTED'); // from the cache: an entry lives its TTL
+    await clock.advance(1);
+    expect(await status(phone)).toBe('ABSENT'); // expired: looked up again
+  });
+
+  it('with max-age=N uses a cached answer no older than N seconds by the clock, and looks up one older than that', async () => {
+    const phone = alternatingNumber();
+    expect(await status(phone)).toBe('CONNECTED');
+    expect(await status(phone, 3600)).toBe('CONNECTED');
+    await clock.advance(1000);
+    expect(await status(phone, 1)).toBe('CONNECTED'); // exactly one second old
+    await clock.advance(1);
+    expect(await status(phone, 1)).toBe('ABSENT'); // older: looked up, and the cache refreshed
+    expect(await status(phone, 3600)).toBe('ABSENT');
+  });
+
+  it("stamps each answer with the clock's time of the lookup", async () => {
+    const phone = alternatingNumber();
+    const report = await t.lookups.lookUp(phone, NETWORK_ONLY);
+    expect(report.answers.network_status.observedAt).toBe(clock.date().toISOString());
   });
 });
