@@ -48,8 +48,13 @@ export function describeChecks(document: OpenAPIObject, registry: CheckRegistry)
   replaceTexts(document, texts);
 }
 
+/** The answer fields a check fills: /filter's it shows, then those it reports beyond them. */
+export function fieldsItFills(check: CheckDefinition): string[] {
+  return [...Object.keys(check.shows), ...check.reports];
+}
+
 function filledFields(check: CheckDefinition): string {
-  return [...Object.keys(check.shows), ...check.reports].join(', ');
+  return fieldsItFills(check).join(', ');
 }
 
 function credits(check: CheckDefinition): string {

@@ -1,5 +1,5 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { checkVariables, ConfigurationError, EnvironmentVariables } from './environment';
+import { CALLBACK_DEFAULTS, checkVariables, ConfigurationError, EnvironmentVariables } from './environment';
 import type { ProviderEntry, RoutingRules } from './lookup-providers';
 
 export type LogFormat = 'json' | 'pretty';
@@ -239,10 +239,10 @@ function callbackSettings(env: EnvironmentVariables): AppConfig['callbacks'] {
     return current ?? old ?? fallback;
   };
   return {
-    timeoutMs: pick(env.CALLBACK_TIMEOUT_MS, 'BULK_WEBHOOK_TIMEOUT_MS', 5000),
-    retries: pick(env.CALLBACK_RETRIES, 'BULK_WEBHOOK_RETRIES', 8),
-    retryDelaySeconds: pick(env.CALLBACK_RETRY_DELAY_SECONDS, 'BULK_WEBHOOK_RETRY_DELAY_SECONDS', 5),
-    allowPrivateNetworks: pick(env.CALLBACK_ALLOW_PRIVATE_NETWORKS, 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS', 'false') === 'true',
+    timeoutMs: pick(env.CALLBACK_TIMEOUT_MS, 'BULK_WEBHOOK_TIMEOUT_MS', CALLBACK_DEFAULTS.CALLBACK_TIMEOUT_MS),
+    retries: pick(env.CALLBACK_RETRIES, 'BULK_WEBHOOK_RETRIES', CALLBACK_DEFAULTS.CALLBACK_RETRIES),
+    retryDelaySeconds: pick(env.CALLBACK_RETRY_DELAY_SECONDS, 'BULK_WEBHOOK_RETRY_DELAY_SECONDS', CALLBACK_DEFAULTS.CALLBACK_RETRY_DELAY_SECONDS),
+    allowPrivateNetworks: pick<string>(env.CALLBACK_ALLOW_PRIVATE_NETWORKS, 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS', CALLBACK_DEFAULTS.CALLBACK_ALLOW_PRIVATE_NETWORKS) === 'true',
     allowedPorts: env.CALLBACK_ALLOWED_PORTS === 'any' ? 'any' : env.CALLBACK_ALLOWED_PORTS.split(',').map(Number),
     deprecatedNames,
   };

@@ -17,6 +17,7 @@ import {
 import { parseCorsOrigins, parseTrustProxy } from './http-options';
 import { parseLookupProviders, parseLookupRouting, ProviderEntry, RoutingRules } from './lookup-providers';
 import { UPSTREAM_ADAPTER_NAMES, type UpstreamAdapterName } from './upstream-adapters';
+import { Doc } from './variable-doc';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 
 /** A string the given parser accepts (the parser, not a regex, is the one definition of the format). */
@@ -27,80 +28,127 @@ function ParsesWith(parse: (raw: string) => unknown, message: string, options?: 
 /** A TCP port, 1 to 65535, as written in a list. */
 const PORT = '([1-9]\\d{0,3}|[1-5]\\d{4}|6[0-4]\\d{3}|65[0-4]\\d{2}|655[0-2]\\d|6553[0-5])';
 
+/** What a callback variable means when unset (applied in AppConfig, after its deprecated name). */
+export const CALLBACK_DEFAULTS = {
+  CALLBACK_TIMEOUT_MS: 5000,
+  CALLBACK_RETRIES: 8,
+  CALLBACK_RETRY_DELAY_SECONDS: 5,
+  CALLBACK_ALLOW_PRIVATE_NETWORKS: 'false',
+} as const;
+
 /**
- * Every environment variable the service reads, with its default. This class is the one place that
- * knows the names; the rest of the code receives the typed AppConfig built from it.
- * Keep docs/operations.md's configuration reference and .env.example in step with it.
+ * Every environment variable the service reads, with its default and its description (`@Doc`). This
+ * class is the one place that knows the names; the rest of the code receives the typed AppConfig built
+ * from it. docs/operations.md's configuration reference and .env.example are generated from it
+ * (npm run docs), in its order.
  * Numbers are annotated `: number` on purpose: when compiled file by file (ts-node transpile-only,
  * which runs the admin CLI) an inferred type emits no `design:type`, and "3000" would stay a string.
  */
 export class EnvironmentVariables {
+  @Doc({
+    section: 'Service',
+    text: '`development`, `production` or `test`. `production` requires `DATA_HASH_KEY` and makes the operations endpoints private by default.',
+  })
   @IsOptional() @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
+  @Doc({ text: 'HTTP port.' })
   @IsInt() @Min(0) @Max(65535)
   PORT: number = 3000;
 
+  @Doc({ text: 'Interface to listen on.' })
   @IsString()
   HOST: string = '0.0.0.0';
 
+  @Doc({
+    section: 'PostgreSQL',
+    text: 'PostgreSQL URL (`postgres://user:pass@host:5432/db`).',
+    unset: 'the embedded PostgreSQL, for development',
+    example: 'postgres://user:password@host:5432/phone_filter',
+  })
   @IsOptional() @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// URL' })
   DATABASE_URL?: string;
 
+  @Doc({ text: 'Connections per instance (the bulk queue opens up to `BULK_PARALLEL_CHUNKS` + 4 more).' })
   @IsInt() @Min(1) @Max(500)
   DATABASE_POOL_SIZE: number = 20;
 
-  /**
-   * How the request path's charge and settle statements run: `named` prepared statements (planned once
-   * per connection), `unnamed` (behind a pooler in transaction mode without prepared-statement support:
-   * PgBouncer < 1.21, RDS Proxy), or `auto`: named unless start-up finds that named statements do not
-   * survive between transactions, and unnamed from the first sign of it at run time (docs/operations.md).
-   */
+  @Doc({
+    text: 'How the charge and settle statements of every call run: `named` prepared statements (planned once per connection), `unnamed` (behind a pooler in transaction mode without prepared-statement support: PgBouncer < 1.21, RDS Proxy), or `auto`: named unless start-up finds that named statements do not survive between transactions, and unnamed from the first sign of it at run time.',
+  })
   @IsIn(['named', 'unnamed', 'auto'])
   DATABASE_PREPARED_STATEMENTS: 'named' | 'unnamed' | 'auto' = 'auto';
 
-  /** Unset: .data/pg in the checkout, or a folder the postgres system user can reach (as root). */
+  @Doc({
+    text: 'Data folder of the embedded PostgreSQL (when `DATABASE_URL` is unset).',
+    unset: '`.data/pg` in the checkout; as root in a checkout the postgres user cannot enter, `/var/lib/phone-filter/<checkout>-<hash>/pg`',
+    example: '.data/pg',
+  })
   @IsOptional() @IsString()
   EMBEDDED_PG_DIR?: string;
 
+  @Doc({
+    section: 'Redis',
+    text: 'Redis for what several instances share: the lookup cache, rate-limit counts, key revocations. Required as soon as two instances run.',
+    unset: 'in memory (one instance)',
+    example: 'redis://127.0.0.1:6379',
+  })
   @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
-  /**
-   * The most one API request waits on Redis in all (plan limit, cache reads and write together); past
-   * it the request goes on without Redis, as when Redis is down (docs/operations.md).
-   */
+  @Doc({
+    text: 'The most one API request waits on Redis in all (plan limit, cache reads and write together); past it the request goes on without Redis, as when Redis is down.',
+  })
   @IsInt() @Min(10) @Max(10_000)
   REDIS_CALL_BUDGET_MS: number = 500;
 
+  @Doc({
+    section: 'Admin API',
+    text: 'Bearer token of the admin API `/admin/v1` (at least 16 characters; use 24 random bytes or more, e.g. `openssl rand -hex 24`).',
+    unset: 'the admin API answers 404 everywhere',
+    example: 'change-me-to-a-long-random-string',
+  })
   @IsOptional() @IsString() @MinLength(16, { message: 'ADMIN_TOKEN must be at least 16 characters' })
   ADMIN_TOKEN?: string;
 
-  /**
-   * Shorthand for LOOKUP_PROVIDERS with one entry: `PROVIDER=hlr-lookups` is `LOOKUP_PROVIDERS=hlr-lookups`
-   * (its settings `HLR_LOOKUPS_URL`, `HLR_LOOKUPS_KEY`, `HLR_LOOKUPS_SECRET`). Unset with LOOKUP_PROVIDERS
-   * unset: the sandbox.
-   */
+  @Doc({
+    section: 'Lookup providers',
+    text: "One upstream: `PROVIDER=<adapter>` is a shorthand for `LOOKUP_PROVIDERS=<adapter>`, whose settings are `<ID>_*` with the adapter's name as the id (`PROVIDER=hlr-lookups`: `HLR_LOOKUPS_KEY`, `HLR_LOOKUPS_SECRET`). Set this or `LOOKUP_PROVIDERS`, not both.",
+    unset: 'the sandbox, unless `LOOKUP_PROVIDERS` is set',
+    example: 'sandbox',
+  })
   @IsOptional() @IsIn(UPSTREAM_ADAPTER_NAMES)
   PROVIDER?: UpstreamAdapterName;
 
+  @Doc({ text: 'Deadline of one upstream request, over its whole answer (headers and body, however it trickles in).' })
   @IsInt() @Min(50) @Max(60000)
   PROVIDER_TIMEOUT_MS: number = 3000;
 
+  @Doc({ text: 'Retries of an upstream request on connection errors only (never on timeouts or HTTP errors).' })
   @IsInt() @Min(0) @Max(5)
   PROVIDER_RETRIES: number = 1;
 
+  @Doc({
+    text: "Share of the calls of the window that failed for the upstream's health (transport errors, timeouts, 5xx) above which its circuit breaker opens.",
+  })
   @IsNumber() @Min(0.01) @Max(0.99)
   PROVIDER_BREAKER_FAILURE_RATE: number = 0.5;
 
+  @Doc({ text: "The breaker's window, in time: calls older than this never count, however idle the service was." })
   @IsInt() @Min(1000) @Max(600000)
   PROVIDER_BREAKER_WINDOW_MS: number = 10000;
 
+  @Doc({ text: 'Calls the window must hold before the breaker may open.' })
   @IsInt() @Min(1) @Max(100000)
   PROVIDER_BREAKER_MIN_CALLS: number = 20;
 
+  @Doc({ text: 'How long the circuit stays open before a trial call.' })
   @IsInt() @Min(100) @Max(600000)
   PROVIDER_BREAKER_HALF_OPEN_MS: number = 10000;
+
+  @Doc({ text: 'The biggest upstream answer read; a bigger one is cut off as it arrives (memory stays bounded) and the call refunded.' })
+  @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
+  PROVIDER_MAX_RESPONSE_BYTES: number = 1024 * 1024;
 
   /**
    * Each check's price (`PRICE_<CHECK>`, credits per call) and cache lifetime (`CACHE_TTL_<CHECK>_SECONDS`):
@@ -109,43 +157,48 @@ export class EnvironmentVariables {
    */
   [checkVariable: `PRICE_${string}` | `CACHE_TTL_${string}`]: number | undefined;
 
-  /**
-   * Provider ids in priority order (e.g. `hlr-lookups,backup`), each configured by `<ID>_ADAPTER`,
-   * `<ID>_URL`, `<ID>_KEY`, `<ID>_SECRET` as its adapter needs (src/config/lookup-providers.ts).
-   * Unset: PROVIDER's one, or the sandbox.
-   */
+  @Doc({
+    text: 'Several upstreams, with failover: provider ids in priority order (`hlr-lookups,backup`); ids joined by `|` are equals, asked cheapest first by `<ID>_PRICE` (`a|b,c`). Each id is configured by the variables below.',
+    unset: "`PROVIDER`'s one upstream",
+    example: 'hlr-lookups,backup',
+    then: 'each provider',
+  })
   @IsOptional() @IsString()
   LOOKUP_PROVIDERS?: string;
 
-  /** Routing rules over LOOKUP_PROVIDERS (JSON, src/config/lookup-providers.ts): per check, per calling code, residency. */
+  @Doc({
+    text: 'Routing rules over `LOOKUP_PROVIDERS` (JSON): the order per check and per country (calling code or ISO 3166 code), and the data-residency allow-list.',
+    unset: "`LOOKUP_PROVIDERS`' order for every check and number",
+    example: '{"countries":{"1":["backup"]}}',
+  })
   @IsOptional() @IsString()
   LOOKUP_ROUTING?: string;
 
-  /**
-   * The time one check may take over every provider of LOOKUP_PROVIDERS and their attempts: once spent,
-   * the providers not yet asked are skipped, and the last attempt is cut to what remains (refunded 503).
-   */
+  @Doc({
+    text: 'The time one check may take over every provider and attempt: once spent, the providers not yet asked are skipped and the attempt under way is cut to what remains (503, refunded).',
+  })
   @IsInt() @Min(100) @Max(120000)
   LOOKUP_CALL_BUDGET_MS: number = 8000;
 
-  /**
-   * Demotion by health (docs/operations.md "Demotion by health"): a provider whose last
-   * LOOKUP_DEMOTE_WINDOW_CALLS attempts within LOOKUP_DEMOTE_WINDOW_MS (at least LOOKUP_DEMOTE_MIN_CALLS
-   * of them) failed at LOOKUP_DEMOTE_FAILURE_RATE or more, or took LOOKUP_DEMOTE_LATENCY_MS or more at
-   * the median, is asked after the healthy ones.
-   */
+  @Doc({ section: 'Demotion by health (several upstreams)', text: 'Demotion by health: attempts older than this are forgotten.' })
   @IsInt() @Min(1000) @Max(600000)
   LOOKUP_DEMOTE_WINDOW_MS: number = 30000;
 
+  @Doc({ text: 'At most the last this many attempts of a provider on a lane are kept.' })
   @IsInt() @Min(1) @Max(500)
   LOOKUP_DEMOTE_WINDOW_CALLS: number = 20;
 
+  @Doc({ text: 'Fewer attempts in the window: no verdict, not demoted (at most `LOOKUP_DEMOTE_WINDOW_CALLS`).' })
   @IsInt() @Min(1) @Max(500)
   LOOKUP_DEMOTE_MIN_CALLS: number = 10;
 
+  @Doc({
+    text: "This share of the window's attempts failing for the upstream's health (timeouts, connection errors, 5xx, answers off the schema) demotes the provider: asked after the healthy ones, never skipped.",
+  })
   @IsNumber() @Min(0.01) @Max(1)
   LOOKUP_DEMOTE_FAILURE_RATE: number = 0.5;
 
+  @Doc({ text: 'A median attempt duration at or above this demotes the provider.' })
   @IsInt() @Min(10) @Max(120000)
   LOOKUP_DEMOTE_LATENCY_MS: number = 2000;
 
@@ -155,239 +208,271 @@ export class EnvironmentVariables {
   /** The upstreams of LOOKUP_PROVIDERS (or PROVIDER) as validated (set by validateEnvironment, not read from the environment). */
   lookupProviderEntries: ProviderEntry[] = [];
 
-  /** The biggest upstream answer read (1 MiB): a bigger one is cut off as it arrives, and the call refunded. */
-  @IsInt() @Min(1024) @Max(64 * 1024 * 1024)
-  PROVIDER_MAX_RESPONSE_BYTES: number = 1024 * 1024;
-
+  @Doc({
+    section: 'Prices and the lookup cache',
+    text: 'Size of the in-memory lookup cache (without Redis), or of the in-process tier in front of Redis.',
+  })
   @IsInt() @Min(1)
   CACHE_MAX_ENTRIES: number = 100_000;
 
-  /** Prefix of the lookup cache's Redis keys (lets several deployments or test runs share one Redis). */
+  @Doc({ text: "Prefix of the lookup cache's Redis keys (lets several deployments or test runs share one Redis).", then: 'each check' })
   @IsString() @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'CACHE_KEY_PREFIX must be 1 to 64 of A-Z a-z 0-9 : _ . -' })
   CACHE_KEY_PREFIX: string = 'phone-filter:lookup:';
 
+  @Doc({
+    section: 'Credits and rate limits',
+    text: 'A charge whose call never answered (the process died) is refunded by the sweep after this, and a retry may then take over its Idempotency-Key. At least the longest call: providers × (`PROVIDER_RETRIES` + 1) × `PROVIDER_TIMEOUT_MS` + 5 s.',
+  })
   @IsInt() @Min(5) @Max(86400)
   UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: number = 60;
 
+  @Doc({ text: 'Failed authentications allowed per client address, kind of credential and window; past it a wrong key or token gets 429.' })
   @IsInt() @Min(1) @Max(100000)
   IP_RATE_LIMIT: number = 20;
 
+  @Doc({ text: 'That window.' })
   @IsInt() @Min(1) @Max(3600)
   IP_RATE_WINDOW_SECONDS: number = 1;
 
-  /** Start of every rate-limit key in Redis, so several deployments (or test runs) can share one Redis. */
+  @Doc({ text: 'Prefix of the rate-limit Redis keys (lets several deployments or test runs share one Redis).' })
   @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
   RATE_LIMIT_REDIS_PREFIX: string = 'pf:rl:';
 
-  /** Lookups in flight at once on this instance, across all bulk jobs. */
+  @Doc({ section: 'Bulk jobs', text: 'Bulk lookups in flight at once per instance, across all jobs.' })
   @IsInt() @Min(1) @Max(1000)
   BULK_CONCURRENCY: number = 50;
 
-  /** Distinct numbers per queue job: the unit of work an instance takes, and what is redone after a crash at most. */
+  @Doc({ text: 'Distinct numbers per queue job: the unit of work an instance takes, and the most a crash makes redo.' })
   @IsInt() @Min(1) @Max(1000)
   BULK_CHUNK_SIZE: number = 100;
 
-  /** Queue jobs (chunks) one instance works on at once; they share BULK_CONCURRENCY. */
+  @Doc({ text: 'Chunks one instance works on at once (sharing `BULK_CONCURRENCY`).' })
   @IsInt() @Min(1) @Max(32)
   BULK_PARALLEL_CHUNKS: number = 4;
 
-  /**
-   * The last resort: a chunk still running this long after it started is handed out again
-   * (pg-boss expiration), even if its worker still renews its lease.
-   */
+  @Doc({ text: 'The last resort: a chunk still running this long after it started is handed out again, even if its worker still renews its lease.' })
   @IsInt() @Min(2) @Max(3600)
   BULK_CHUNK_TIMEOUT_SECONDS: number = 120;
 
-  /** A chunk whose worker stopped renewing its lease (a dead instance) is handed out again after this. */
+  @Doc({
+    text: "A chunk whose worker stopped renewing its lease (a dead instance) is handed out again after this; so is a chunk active in the queue with no lease (counted from the chunk's start).",
+  })
   @IsInt() @Min(2) @Max(3600)
   BULK_CHUNK_LEASE_SECONDS: number = 10;
 
-  /**
-   * Attempts of a chunk that keeps failing (1 s apart) after the first one; then its numbers still
-   * without an answer are answered PROVIDER_UNAVAILABLE and refunded, and the job completes.
-   */
+  @Doc({
+    text: 'Attempts (1 s apart) of a chunk that keeps failing, after the first; then its numbers still without an answer are answered `PROVIDER_UNAVAILABLE` and refunded, and the job completes.',
+  })
   @IsInt() @Min(0) @Max(100_000)
   BULK_CHUNK_RETRIES: number = 1000;
 
-  /** How often the queue looks for expired chunks (pg-boss maintenance interval). */
+  @Doc({ text: 'How often the queue looks for expired chunks.' })
   @IsInt() @Min(1) @Max(3600)
   BULK_QUEUE_MAINTENANCE_SECONDS: number = 10;
 
-  /** How often an idle worker polls the queue (pg-boss allows no less than 0.5). */
+  @Doc({ text: 'How often an idle worker polls the queue (at least 0.5).' })
   @IsNumber() @Min(0.5) @Max(60)
   BULK_POLL_INTERVAL_SECONDS: number = 1;
 
-  /** Name of the pg-boss queue of bulk chunks; instances sharing it share the work. */
+  @Doc({ text: 'Name of the queue of bulk chunks; instances with the same name share the work.' })
   @Matches(/^[A-Za-z0-9_.-]{1,50}$/, { message: 'BULK_QUEUE_NAME must be 1 to 50 letters, digits, _ . or -' })
   BULK_QUEUE_NAME: string = 'bulk-lookups';
 
-  /** Postgres schema pg-boss keeps its tables in. */
+  @Doc({ text: "PostgreSQL schema of the queue's tables." })
   @Matches(/^[a-z_][a-z0-9_]{0,49}$/, { message: 'BULK_QUEUE_SCHEMA must be a lower-case SQL identifier' })
   BULK_QUEUE_SCHEMA: string = 'pgboss';
 
-  /** How long a callback receiver has to answer (every outbound delivery: account events, bulk, watchlists). Default 5000. */
+  @Doc({
+    section: 'Callbacks',
+    text: 'A callback receiver must answer 2xx within this (every delivery: account events to `webhook_url`, bulk and watchlist `callback_url`).',
+    default: CALLBACK_DEFAULTS.CALLBACK_TIMEOUT_MS,
+  })
   @IsOptional() @IsInt() @Min(100) @Max(60000)
   CALLBACK_TIMEOUT_MS?: number;
 
-  /** Deliveries after the first one before a callback is given up. Default 8. */
+  @Doc({ text: 'Retries of a failed callback before it is given up (`failed`).', default: CALLBACK_DEFAULTS.CALLBACK_RETRIES })
   @IsOptional() @IsInt() @Min(0) @Max(30)
   CALLBACK_RETRIES?: number;
 
-  /** First retry delay of a failed callback; it doubles (with jitter) at each retry. Default 5. */
+  @Doc({
+    text: 'First retry delay of a failed callback, doubling (plus up to a quarter at random) at each retry.',
+    default: CALLBACK_DEFAULTS.CALLBACK_RETRY_DELAY_SECONDS,
+  })
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   CALLBACK_RETRY_DELAY_SECONDS?: number;
 
-  /**
-   * Lets callback_url and webhook_url point at loopback, private and link-local addresses
-   * (development, tests, a receiver inside your own network). Off: callbacks go to public addresses only.
-   */
+  @Doc({
+    text: '`true` lets callback URLs point at loopback, private and link-local addresses (development, tests, a receiver inside your own network); `false`: public addresses only, checked at submission and again at each delivery.',
+    default: CALLBACK_DEFAULTS.CALLBACK_ALLOW_PRIVATE_NETWORKS,
+  })
   @IsOptional() @IsIn(['true', 'false'], { message: 'CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   CALLBACK_ALLOW_PRIVATE_NETWORKS?: 'true' | 'false';
 
-  /**
-   * The ports a callback_url or webhook_url may name, comma-separated, or `any` (a URL without a port
-   * uses 80 for http, 443 for https). Not checked with CALLBACK_ALLOW_PRIVATE_NETWORKS=true.
-   */
+  @Doc({
+    text: 'The ports a `callback_url` or `webhook_url` may name, comma-separated, or `any` (a URL without a port uses 80 for http, 443 for https); another port is refused with a 400 at submission and never called. Not checked with `CALLBACK_ALLOW_PRIVATE_NETWORKS=true`.',
+  })
   @Matches(new RegExp(`^(any|${PORT}(,${PORT})*)$`), { message: 'CALLBACK_ALLOWED_PORTS must be a comma-separated list of ports (e.g. 80,443,8443) or any' })
   CALLBACK_ALLOWED_PORTS: string = '80,443';
 
-  /** Deprecated names of CALLBACK_TIMEOUT_MS, CALLBACK_RETRIES, CALLBACK_RETRY_DELAY_SECONDS, CALLBACK_ALLOW_PRIVATE_NETWORKS: still read. */
+  @Doc({
+    text: 'Former name of `CALLBACK_TIMEOUT_MS`, still read when that is unset (said in one warning line at start-up).',
+    deprecatedFor: 'CALLBACK_TIMEOUT_MS',
+  })
   @IsOptional() @IsInt() @Min(100) @Max(60000)
   BULK_WEBHOOK_TIMEOUT_MS?: number;
+  @Doc({ text: 'Former name of `CALLBACK_RETRIES`, still read when that is unset.', deprecatedFor: 'CALLBACK_RETRIES' })
   @IsOptional() @IsInt() @Min(0) @Max(30)
   BULK_WEBHOOK_RETRIES?: number;
+  @Doc({ text: 'Former name of `CALLBACK_RETRY_DELAY_SECONDS`, still read when that is unset.', deprecatedFor: 'CALLBACK_RETRY_DELAY_SECONDS' })
   @IsOptional() @IsInt() @Min(1) @Max(3600)
   BULK_WEBHOOK_RETRY_DELAY_SECONDS?: number;
+  @Doc({ text: 'Former name of `CALLBACK_ALLOW_PRIVATE_NETWORKS`, still read when that is unset.', deprecatedFor: 'CALLBACK_ALLOW_PRIVATE_NETWORKS' })
   @IsOptional() @IsIn(['true', 'false'], { message: 'BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS must be true or false' })
   BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS?: 'true' | 'false';
 
-  /** How often each instance looks for callbacks to deliver (the outbox of webhooks/). */
+  @Doc({ text: 'How often each instance delivers the callbacks that are due (the outbox).' })
   @IsInt() @Min(50) @Max(60000)
   EVENTS_POLL_INTERVAL_MS: number = 1000;
 
-  /** Lookups in flight at once on this instance for watchlist rounds. */
+  @Doc({ section: 'Watchlists', text: 'Watchlist lookups in flight at once per instance.' })
   @IsInt() @Min(1) @Max(1000)
   WATCHLIST_CONCURRENCY: number = 50;
 
-  /** Entries of a round charged and checked together: what a crash may leave to resume, at most. */
+  @Doc({ text: 'Entries of a round charged and checked together: what a crash may leave to resume, at most.' })
   @IsInt() @Min(1) @Max(10_000)
   WATCHLIST_CHUNK_SIZE: number = 500;
 
-  /** How often an instance looks for due rounds and callbacks. */
+  @Doc({ text: 'How often an instance looks for due rounds.' })
   @IsInt() @Min(50) @Max(60_000)
   WATCHLIST_POLL_INTERVAL_MS: number = 1000;
 
-  /** A round whose instance stopped renewing its lease this long is resumed by another. */
+  @Doc({ text: 'A round whose instance stopped renewing its lease this long (a crash) is resumed by another.' })
   @IsInt() @Min(2) @Max(3600)
   WATCHLIST_LEASE_SECONDS: number = 30;
 
-  /**
-   * Instances work the watchlists of their group (a watchlist joins the group of the instance that
-   * created it). One group per deployment; tests use their own to run side by side.
-   */
+  @Doc({
+    text: 'Instances work the watchlists of their group (a watchlist joins the group of the instance that created it): one group per deployment.',
+  })
   @Matches(/^[A-Za-z0-9_.-]{1,50}$/, { message: 'WATCHLIST_SCHEDULE_GROUP must be 1 to 50 letters, digits, _ . or -' })
   WATCHLIST_SCHEDULE_GROUP: string = 'default';
 
-  /** false: this instance serves the watchlist routes but runs no rounds and sends no callbacks. */
+  @Doc({ text: '`false`: the instance serves the watchlist routes but runs no rounds.' })
   @IsIn(['true', 'false'], { message: 'WATCHLIST_WORKER must be true or false' })
   WATCHLIST_WORKER: 'true' | 'false' = 'true';
 
-  /**
-   * Key of the keyed hashes kept instead of phone numbers (lookup cache keys, Idempotency-Key request
-   * hashes, erasure audit rows; docs/privacy.md). Required in production; elsewhere generated on first
-   * start into .data/data-hash-key. Changing it forgets the lookup cache and in-flight Idempotency-Keys.
-   */
+  @Doc({
+    section: 'Personal data',
+    text: 'Key of the keyed hashes kept instead of phone numbers (lookup cache keys, Idempotency-Key request hashes, erasure audit rows): at least 32 characters (`openssl rand -hex 32`), the same on every instance and kept across upgrades. Required with `NODE_ENV=production`. Changing it forgets the lookup cache and the Idempotency-Keys in flight.',
+    unset: 'outside production, one is generated on first start into `.data/data-hash-key`',
+  })
   @IsOptional() @IsString() @MinLength(32, { message: 'DATA_HASH_KEY must be at least 32 characters (e.g. openssl rand -hex 32)' })
   DATA_HASH_KEY?: string;
 
-  /** Bulk results (the entries) are deleted this many days after their job completed; the job's counts and charges stay. */
+  @Doc({ text: "Bulk results (the entries) are deleted this many days after their job completed; the job's counts and charges stay." })
   @IsInt() @Min(1) @Max(3650)
   RETENTION_BULK_ENTRIES_DAYS: number = 30;
 
-  /** Ledger rows older than this keep their phone only in masked form (amounts and references untouched). */
+  @Doc({ text: 'Ledger rows older than this keep their phone number only masked (amounts and references untouched).' })
   @IsInt() @Min(1) @Max(3650)
   RETENTION_LEDGER_PHONE_DAYS: number = 90;
 
-  /** Removed watchlist entries, and the entries of deleted watchlists, are deleted (with their changes) after this. */
+  @Doc({ text: 'Removed watchlist entries, and the entries of deleted watchlists, are deleted (with their changes) after this.' })
   @IsInt() @Min(1) @Max(3650)
   RETENTION_WATCHLIST_REMOVED_DAYS: number = 30;
 
-  /** Changes detected for entries still watched are kept this long. */
+  @Doc({ text: 'Changes detected for entries still watched are kept this long.' })
   @IsInt() @Min(1) @Max(3650)
   RETENTION_WATCHLIST_CHANGES_DAYS: number = 365;
 
-  /** Watchlist rounds (their counts) are kept this long after they started. */
+  @Doc({ text: 'Watchlist rounds (their counts) are kept this long after they started.' })
   @IsInt() @Min(1) @Max(3650)
   RETENTION_WATCHLIST_ROUNDS_DAYS: number = 365;
 
-  /** Idempotency-Key rows are deleted this many hours after their key's 24 h life ended, charged or not. */
+  @Doc({ text: "Idempotency-Key rows are deleted this many hours after their key's 24 h life ended, charged or not." })
   @IsInt() @Min(0) @Max(8760)
   RETENTION_IDEMPOTENCY_GRACE_HOURS: number = 24;
 
-  /** The admin audit trail is kept this long. */
+  @Doc({ text: 'The admin audit trail is kept this long.' })
   @IsInt() @Min(1) @Max(36500)
   RETENTION_ADMIN_AUDIT_DAYS: number = 400;
 
-  /** Rows one retention statement touches at most (one short transaction each). */
+  @Doc({ text: 'Rows one retention statement touches at most (one short transaction each).' })
   @IsInt() @Min(1) @Max(100_000)
   RETENTION_BATCH_SIZE: number = 5000;
 
-  /** How often an instance runs the retention jobs (each instance may; they never do a row twice). */
+  @Doc({ text: 'How often an instance runs the retention jobs (each instance may; they never do a row twice).' })
   @IsInt() @Min(10) @Max(86_400)
   RETENTION_INTERVAL_SECONDS: number = 3600;
 
+  @Doc({ section: 'Logs and shutdown', text: '`fatal`, `error`, `warn`, `info`, `debug` or `silent`.' })
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'silent'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'silent' = 'info';
 
-  /** Unset: `pretty` (human-readable) on a terminal outside production, else `json` (one object a line). */
+  @Doc({
+    text: '`json` (one object a line) or `pretty` (human-readable).',
+    unset: '`pretty` on a terminal outside production, else `json`',
+    example: 'json',
+  })
   @IsOptional() @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
   LOG_FORMAT?: 'json' | 'pretty';
 
-  /** On SIGTERM/SIGINT/SIGHUP: how long the whole shutdown may take (drain, close, embedded database); past it, exit 1. */
+  @Doc({
+    text: "On SIGTERM, SIGINT or SIGHUP, how long the whole shutdown may take: a quarter of it (at most 1 s) is kept for stopping the embedded PostgreSQL, 40% (at most 5 s) for closing workers and pools, and running requests get the rest; what does not answer in time is given up on, and the exit code is 1. Keep it shorter than your orchestrator's kill grace period.",
+  })
   @IsInt() @Min(0) @Max(600_000)
   SHUTDOWN_TIMEOUT_MS: number = 10000;
 
-  /** Unset: no CORS headers (browsers on other origins are refused). `*` or comma-separated origins. */
+  @Doc({
+    section: 'HTTP edge',
+    text: '`*` or comma-separated exact origins allowed to call the API from a browser.',
+    unset: 'no CORS headers (browsers on other origins are refused)',
+    example: 'https://app.example.com,http://localhost:5173',
+  })
   @IsOptional()
   @ParsesWith(parseCorsOrigins, 'CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com')
   CORS_ORIGINS?: string;
 
-  /** Express `trust proxy`: false, true, a hop count, or loopback / linklocal / uniquelocal / IPs / CIDRs. */
+  @Doc({
+    text: 'Express `trust proxy`: `false`, `true`, a hop count (`1` behind one load balancer, so client addresses and per-address limits are right), or `loopback`, `linklocal`, `uniquelocal`, IPs and CIDRs, comma-separated.',
+  })
   @ParsesWith(parseTrustProxy, 'TRUST_PROXY must be true, false, a number of hops, or comma-separated loopback/linklocal/uniquelocal/IP/CIDR')
   TRUST_PROXY: string = 'false';
 
-  /**
-   * Most bytes (after Content-Encoding is undone) read of the body of a request that carries no valid
-   * API key or admin token: it is answered 401 anyway, so it may not cost the CPU of inflating 1 MiB.
-   */
+  @Doc({ text: 'Bytes of a body, once inflated, read for a request without a valid API key or admin token (it is answered 401 anyway).' })
   @IsInt() @Min(0) @Max(1024 * 1024)
   UNAUTHENTICATED_BODY_LIMIT_BYTES: number = 4096;
 
-  /** Time a client has to send a request's headers (Node's headersTimeout). */
+  @Doc({ text: "A client must send a request's headers within this (408 otherwise; Node's own is 60 s)." })
   @IsInt() @Min(100) @Max(600_000)
   HTTP_HEADERS_TIMEOUT_MS: number = 10_000;
 
-  /** Time a client has to send a whole request, body included (Node's requestTimeout). */
+  @Doc({ text: "A client must send its whole request, body included, within this (Node's own is 300 s)." })
   @IsInt() @Min(100) @Max(3_600_000)
   HTTP_REQUEST_TIMEOUT_MS: number = 30_000;
 
-  /** An idle keep-alive connection is closed after this; behind a load balancer, set it above the balancer's idle timeout. */
+  @Doc({
+    text: "An idle keep-alive connection is closed after this; behind a load balancer, set it above the balancer's idle timeout (AWS ALB: 60 s, so `65000`).",
+  })
   @IsInt() @Min(100) @Max(3_600_000)
   HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 5_000;
 
-  /** Open client connections per instance; the ones beyond are refused (closed at once). 0: no cap. */
+  @Doc({ text: 'Open client connections per instance; new ones past it are closed at once. `0`: no cap.' })
   @IsInt() @Min(0) @Max(1_000_000)
   HTTP_MAX_CONNECTIONS: number = 2000;
 
-  /**
-   * /docs, /docs-json, /metrics and the detail of /health/ready: `public`, or `private` (they need
-   * `Authorization: Bearer <ADMIN_TOKEN>`, /metrics also METRICS_TOKEN; the bare readiness status stays
-   * public). Unset: private when NODE_ENV=production, public otherwise.
-   */
+  @Doc({
+    section: 'Operations endpoints',
+    text: '`public` or `private`: `/docs`, `/docs-json`, `/metrics` and the detail of `/health/ready` need `Authorization: Bearer <ADMIN_TOKEN>` (`/metrics` also takes `METRICS_TOKEN`); the bare readiness status stays public.',
+    unset: '`private` with `NODE_ENV=production`, `public` otherwise',
+    example: 'private',
+  })
   @IsOptional() @IsIn(['public', 'private'], { message: 'OPS_ENDPOINTS must be public or private' })
   OPS_ENDPOINTS?: 'public' | 'private';
 
-  /** A token a Prometheus scraper sends (`Authorization: Bearer …`) for /metrics when OPS_ENDPOINTS is private. */
+  @Doc({
+    text: 'The bearer token a Prometheus scraper sends for `/metrics` when `OPS_ENDPOINTS` is private (at least 16 characters).',
+    unset: 'only the `ADMIN_TOKEN` opens a private `/metrics`',
+  })
   @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' })
   METRICS_TOKEN?: string;
 }

@@ -30,6 +30,18 @@ export interface ProviderEntry {
   price: number;
 }
 
+/**
+ * The variables of each provider id of LOOKUP_PROVIDERS (`<ID>_…`, read by parseLookupProviders below),
+ * as the configuration reference and .env.example describe them (npm run docs).
+ */
+export const PROVIDER_VARIABLES: ReadonlyArray<{ suffix: string; unset: string; text: string }> = [
+  { suffix: 'ADAPTER', unset: 'the id itself', text: 'The adapter the id runs on (the adapters and the settings each needs are listed with `LOOKUP_PROVIDERS`).' },
+  { suffix: 'URL', unset: "the adapter's public API", text: 'Base URL of the upstream, for an adapter that takes one.' },
+  { suffix: 'KEY', unset: 'none', text: "The upstream credential's key or account id, required where the adapter's protocol needs it." },
+  { suffix: 'SECRET', unset: 'none', text: "The upstream credential's secret, required where the adapter's protocol needs it." },
+  { suffix: 'PRICE', unset: '0', text: 'What one check costs at this provider, in any unit shared by all: decides the order among equals (ids joined by `|`).' },
+];
+
 /** `hlr-lookups` → `HLR_LOOKUPS`: the prefix of an id's variables. */
 export function providerEnvPrefix(id: string): string {
   return id.toUpperCase().replace(/-/g, '_');

@@ -37,7 +37,7 @@ export const UPSTREAM_ADAPTERS = [
   },
   {
     name: 'hlr-lookups',
-    summary: 'HLR Lookups API v2 (hlr-lookups.com): network status, line type, portability',
+    summary: 'The HLR Lookups API v2 (hlr-lookups.com), over HTTP with signed requests',
     guide: 'docs/upstream-hlr-lookups.md',
     settings: {
       url: { default: 'https://www.hlr-lookups.com/api/v2' },
@@ -47,12 +47,12 @@ export const UPSTREAM_ADAPTERS = [
   },
   {
     name: 'twilio-lookup',
-    summary: 'Twilio Lookup v2: network status and line type (no portability)',
+    summary: 'Twilio Lookup v2, over HTTP with basic authentication',
     guide: 'docs/upstream-twilio-lookup.md',
     settings: {
       url: { default: 'https://lookups.twilio.com' },
-      key: 'the Account SID (AC…)',
-      secret: 'the Auth Token',
+      key: 'the Account SID (AC…) or an API key SID (SK…)',
+      secret: 'the Auth Token, or the API key secret',
     },
   },
 ] as const satisfies readonly UpstreamAdapter[];
