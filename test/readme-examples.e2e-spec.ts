@@ -67,6 +67,44 @@ function runBash(script: string, env: Record<string, string | undefined>, timeou
   });
 }
 
+/** A script left running (a terminal of the tour), its output watched, its process group killed at the end. */
+function spawnBash(script: string, env: Record<string, string | undefined>): { waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>; kill: () => void } {
+  const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const waitFor = (pattern: RegExp) =>
+    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Timed out waiting for ${pattern}:\n${output}`)), 240_000);
+      const check = () => {
+        const match = output.match(pattern);
+        if (!match) return;
+        listeners.delete(check);
+        clearTimeout(timer);
+        resolveMatch(match);
+      };
+      listeners.add(check);
+      // 'close', not 'exit': the script ends after its last command while what it left in the background still writes.
+      child.once('close', (code) => listeners.has(check) && (clearTimeout(timer), reject(new Error(`ended (${code}) before ${pattern}:\n${output}`))));
+      check();
+    });
+  return {
+    waitFor,
+    kill: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
 /** A database of its own on the test's server: the examples change plans, which other suites rely on. */
 function databaseUrl(name: string): string {
   const url = new URL(process.env.DATABASE_URL!);
@@ -116,7 +154,8 @@ describe('README and docs/ shell examples', () => {
   beforeAll(async () => {
     await withClient(databaseUrl('postgres'), (client) => client.query(`CREATE DATABASE ${database}`));
     port = await freePort();
-    service = await startServiceProcess({ DATABASE_URL: databaseUrl(database), ADMIN_TOKEN, REDIS_URL: undefined }, port);
+    // The built service, as `npm start` runs it (seconds faster to start than src/ through ts-node).
+    service = await startServiceProcess({ DATABASE_URL: databaseUrl(database), ADMIN_TOKEN, REDIS_URL: undefined }, port, { compiled: true });
     await service.waitFor(/listening on/);
   }, 90_000);
   afterAll(async () => {
@@ -134,6 +173,70 @@ describe('README and docs/ shell examples', () => {
     expect(created.status).toBe(201);
     return created.body as { id: string; api_key: string };
   }
+
+  it("README's tour pastes and works in order: steps 1 to 3 in one shell, 4 with the service restarted with the switch, 5", async () => {
+    // Its own service on its own port (step 4 restarts it), on the file's database; the demo key is an account like it.
+    const account = await newAccount('standard', 1000);
+    const tourPort = await freePort();
+    const receiverPort = await freePort();
+    const swap = {
+      'localhost:3000': `localhost:${tourPort}`,
+      'localhost:4000': `localhost:${receiverPort}`,
+      '127.0.0.1:4000': `127.0.0.1:${receiverPort}`,
+      'npm run -s webhook-receiver': `npm run -s webhook-receiver -- --port ${receiverPort}`,
+    };
+    const env = { API_KEY: account.api_key, DATABASE_URL: databaseUrl(database) };
+    const serviceEnv = { DATABASE_URL: databaseUrl(database), REDIS_URL: undefined };
+    const first = await startServiceProcess(serviceEnv, tourPort, { compiled: true });
+    let second: ServiceProcess | undefined;
+    try {
+      await first.waitFor(/listening on/);
+      // Steps 1 to 3, in one shell as a reader pastes them one after the other (JOB_ID carries over).
+      const steps = ['+447400120005', '"portability":true', 'JOB_ID=$('].map((marker) => bashBlock(marker));
+      // One answer a line: each curl followed by a newline, its exit status kept (step 3's until loop waits on it).
+      const run = await runBash(`curl() { command curl "$@"; local code=$?; echo; return $code; }\n${replaceAll(steps.join('\n'), swap)}`, env);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      const lines = run.stdout.trim().split('\n').filter((line) => line !== '');
+      const json = (index: number) => JSON.parse(lines[index]) as Record<string, unknown>;
+      // 1: 0005 answers CONNECTED, then ABSENT when looked up again (Cache-Control: no-cache).
+      expect([json(0).status, json(1).status]).toEqual(['CONNECTED', 'ABSENT']);
+      // 2: with portability on, 0002 is ported; three calls cost 4 + 4 + 7.
+      expect(json(2)).toMatchObject({ checks: { line_type: true, portability: true } });
+      expect(json(3)).toMatchObject({ status: 'CONNECTED', is_ported: true });
+      expect(json(4)).toEqual({ balance: 1000 - 15 });
+      // 3: the quote, the job's id, then its CSV once completed (the 409s before it are silent: curl -f).
+      expect(json(5)).toMatchObject({ total: 3 });
+      const [, jobId] = lines[6].match(/^job ([0-9a-f-]{36})$/)!;
+      const csv = lines.slice(7);
+      expect(csv[0]).toMatch(/^phone,reference,country,valid,status,carrier,line_type,is_ported,/);
+      expect(csv.slice(1).map((row) => row.split(',')[0])).toEqual(['+447400123456', '+447400120000', '+447400120002', 'not a number']);
+      const job = await request(first.baseUrl).get(`/api/v1/filter/bulk/${jobId}`).set('Authorization', `Bearer ${account.api_key}`);
+      expect(job.body).toMatchObject({ status: 'completed', total: 4 });
+
+      // 4: the first service stopped (Ctrl-C), the same command with the switch in its place, then the receiver and a job.
+      expect(await first.stop('SIGINT')).toBe(0);
+      const restart = bashBlock('CALLBACK_ALLOW_PRIVATE_NETWORKS=true npm start');
+      expect(restart.trim()).toBe('CALLBACK_ALLOW_PRIVATE_NETWORKS=true npm start');
+      second = await startServiceProcess({ ...serviceEnv, CALLBACK_ALLOW_PRIVATE_NETWORKS: 'true' }, tourPort, { compiled: true });
+      await second.waitFor(/listening on/);
+      const callback = spawnBash(replaceAll(bashBlock('npm run -s webhook-receiver &'), swap), env);
+      try {
+        const [, body] = await callback.waitFor(/POST \/: signature OK\n {2}(\{.*\})/);
+        expect(JSON.parse(body)).toMatchObject({ status: 'completed', total: 1 });
+      } finally {
+        callback.kill();
+      }
+
+      // 5: the admin command line beside the running service.
+      const admin = await runBash(bashBlock('npm run admin -- list-accounts'), { DATABASE_URL: databaseUrl(database) });
+      expect(admin.code).toBe(0);
+      expect(admin.stdout).toContain('usage: npm run admin -- <command>');
+      expect(admin.stdout).toMatch(/^account_id +name +plan +balance/m);
+    } finally {
+      await first.stop();
+      await second?.stop();
+    }
+  }, 400_000);
 
   it('the first example answers what its comment says', async () => {
     const block = bashBlock('-d \'{"phone": "+44 7400 123456", "source": "website"}\'');

@@ -4,7 +4,7 @@
  *   WEBHOOK_SECRET=whsec_... npm run webhook-receiver          # listens on http://127.0.0.1:4000/
  *   WEBHOOK_SECRET=whsec_... npm run webhook-receiver -- --port 4100
  *
- * Every POST is printed with whether its X-Signature verifies with WEBHOOK_SECRET (GET /api/v1/settings
+ * Every POST is printed (any other request is answered 200, unprinted: a readiness probe) with whether its X-Signature verifies with WEBHOOK_SECRET (GET /api/v1/settings
  * shows yours), as docs/api.md §9 describes; it answers 204 to a verified one and 401 otherwise, so the
  * service retries a callback it signed with another secret. The service refuses callbacks to this machine
  * unless it runs with CALLBACK_ALLOW_PRIVATE_NETWORKS=true (a development switch).
@@ -32,6 +32,11 @@ function header(request: IncomingMessage, name: string): string | undefined {
 
 export function startWebhookReceiver(port: number, secret: string | undefined, print: (line: string) => void): Promise<Server> {
   const server = createServer((request, response) => {
+    // Anything but a POST (a readiness probe: `until curl -sf localhost:4000; do …`) is answered, not printed.
+    if (request.method !== 'POST') {
+      response.writeHead(200, { 'Content-Type': 'text/plain' }).end('Phone Filter webhook receiver: POST callbacks here.\n');
+      return;
+    }
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {

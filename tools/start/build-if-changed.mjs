@@ -1,6 +1,7 @@
 /* global process */
 // Compiles the service (src/, migrations/, tools/ into dist/) with swc, and only what changed since the
-// last build. `npm start` and `npm run admin` call it first; `npm run build` (containers) with --clean.
+// last build. `npm start` and `npm run admin` call it first, `npm run build` (containers) alone; --clean
+// compiles everything from an empty dist/ (never while something runs from it).
 //
 // Why swc and not tsc: tsc type-checks the whole program before it writes a file (13 s on a quiet
 // machine, 50 s on a busy one, the first `npm start`'s silence); swc transpiles file by file (about 1 s
