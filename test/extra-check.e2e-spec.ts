@@ -23,6 +23,8 @@ describe('a check registered from a test module (sim_swap)', () => {
         PROVIDER: 'sandbox',
         // Its price comes from the variable its definition names (default 3).
         PRICE_SIM_SWAP: '8',
+        // The admin API on, so that /docs-json lists it (and its AccountChecksDto) too.
+        ADMIN_TOKEN: 'extra-check-admin-token',
         WATCHLIST_SCHEDULE_GROUP: `extra-check-${Date.now()}`,
         WATCHLIST_POLL_INTERVAL_MS: '100',
       },
