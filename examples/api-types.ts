@@ -386,6 +386,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/risk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Risk verdict before sending a one-time code (SMS pumping, SIM swap)
+         * @description Call it before texting a code to a number: answers a score (0-100), a level, a recommendation (`allow`, `flag`, `block`) and the reasons, each a stable code with a sentence saying why. Signals: the numbering plan's type (premium rate, shared cost, VoIP...), the destination risk table, how many distinct numbers of the same range this account (per source) and the whole service asked lately, runs of near-consecutive numbers, numbers and countries per IP and per source, verification rates from POST /api/v1/risk/feedback, and the liveness and SIM swap answers the lookup cache already holds (no provider is asked). Each call counts as an ask in those counters. Thresholds and destination adjustments: PATCH /api/v1/settings `risk`. Costs 2 (PRICE_RISK_VERDICT) credits (refunded when no verdict could be made: 503). Order of the checks: 401 → 429 → 400 → 402 → 503. docs/sms-pumping.md.
+         */
+        post: operations["RiskController_verdict"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/risk/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say whether the code sent after a verdict was verified
+         * @description Free. For a number of an earlier POST /api/v1/risk of this account (its last verdict within 24 h; otherwise 404 NOT_FOUND). `verified: true` when the user entered the code, `false` when it expired unused (or send nothing: a verdict without feedback counts as not verified after the grace, settings `risk.thresholds.verification_grace_seconds`). Feeds the verification rates of the number's range, country, source and IP (LOW_VERIFICATION_RATE).
+         */
+        post: operations["RiskController_feedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/settings": {
         parameters: {
             query?: never;
@@ -1205,6 +1245,16 @@ export interface components {
              * @example 6f1c…
              */
             phone_hash: string;
+            /**
+             * @description Accounts' records of asking a risk verdict for the number (the counters, Redis or memory), forgotten with the number's keyed hash in every counter.
+             * @example 1
+             */
+            risk_asks_forgotten: number;
+            /**
+             * @description Risk verdict feedback rows of the number deleted, in every account (POST /api/v1/risk/feedback).
+             * @example 1
+             */
+            risk_feedback_deleted: number;
             /** @example 4 */
             watchlist_changes_deleted: number;
             /**
@@ -1337,6 +1387,201 @@ export interface components {
             /** @enum {string} */
             status: "revoked";
         };
+        RiskFeedbackAnswerDto: {
+            /**
+             * @description The feedback was recorded (sent again for the same verdict, the last one counts).
+             * @example true
+             */
+            recorded: boolean;
+        };
+        RiskFeedbackDto: {
+            /**
+             * @description The number of an earlier verdict of this account (within 24 h).
+             * @example +447400123456
+             */
+            phone: string;
+            /**
+             * @description Whether the code sent to the number was entered correctly. Send false when it expired unused, or leave it: after a grace it counts as not verified.
+             * @example true
+             */
+            verified: boolean;
+        };
+        RiskReasonDto: {
+            /**
+             * @description Stable code (docs/sms-pumping.md "What each reason means").
+             * @example RANGE_VELOCITY
+             * @enum {string}
+             */
+            code: "PREMIUM_RATE" | "SHARED_COST" | "TOLL_FREE" | "PAGER" | "VOICEMAIL" | "PERSONAL_NUMBER" | "UAN" | "VOIP" | "FIXED_LINE" | "INVALID_NUMBER" | "HIGH_RISK_DESTINATION" | "RANGE_VELOCITY" | "SEQUENTIAL_NUMBERS" | "IP_VELOCITY" | "MANY_COUNTRIES" | "LOW_VERIFICATION_RATE" | "NOT_LIVE" | "RECENT_SIM_SWAP";
+            /** @example Asked for 5 distinct numbers of the range +44740012… from this source within an hour (threshold 4): pumping walks through number ranges. */
+            message: string;
+        };
+        RiskRequestDto: {
+            /**
+             * @description What the code is for. A recent SIM swap weighs most for `login` and `otp` (account recovery, a second factor). Default: `signup`.
+             * @example signup
+             * @enum {string}
+             */
+            event?: "signup" | "login" | "otp" | "other";
+            /**
+             * @description The end user's IP address (not your server's), IPv4 or IPv6: counts numbers and countries asked from one address (an IPv6 address counts by its /64). Kept only as a keyed hash.
+             * @example 203.0.113.7
+             */
+            ip?: string;
+            /**
+             * @description The number a code is about to be sent to. E.164; spaces, "-", ".", "(" and ")" are ignored.
+             * @example +447400123456
+             */
+            phone: string;
+            /**
+             * @description Where the number came from (a form, an app, a partner): velocity is counted per source, so flows stay apart; recorded on the ledger entry. Default: `internal`.
+             * @example signup-form
+             */
+            source?: string;
+        };
+        RiskSettingsDto: {
+            /**
+             * @description The account's adjustments of the deployment's destination risk table, by country (ISO 3166-1 alpha-2) or E.164 prefix: risk 0-100 (0: never a risk). docs/sms-pumping.md.
+             * @example {
+             *       "+88213": 100,
+             *       "CU": 0
+             *     }
+             */
+            destinations: {
+                [key: string]: number;
+            };
+            thresholds: components["schemas"]["RiskThresholdsDto"];
+        };
+        RiskSettingsPatchDto: {
+            /**
+             * @description Risk 0-100 by country (ISO 3166-1 alpha-2) or E.164 prefix; null removes the adjustment.
+             * @example {
+             *       "+4470": null,
+             *       "+88213": 100,
+             *       "CU": 0
+             *     }
+             */
+            destinations?: {
+                [key: string]: number | null;
+            };
+            /**
+             * @description Thresholds by name (see RiskThresholdsDto for each one's bounds); null goes back to the default.
+             * @example {
+             *       "block_score": 80,
+             *       "range_velocity_hour": 6
+             *     }
+             */
+            thresholds?: {
+                [key: string]: number | null;
+            };
+        };
+        RiskThresholdsDto: {
+            /**
+             * Format: int32
+             * @description Score from which the recommendation is `block` (level high). Above flag_score. Default 70.
+             * @example 70
+             */
+            block_score: number;
+            /**
+             * Format: int32
+             * @description RANGE_VELOCITY: distinct numbers of one 100-number range (the number without its last two digits), account and source, within an hour. Default 3.
+             * @example 3
+             */
+            block_velocity_hour: number;
+            /**
+             * Format: int32
+             * @description RANGE_VELOCITY: distinct numbers of one 10,000-number range asked by all of this deployment's accounts together within an hour. Default 12.
+             * @example 12
+             */
+            deployment_range_velocity_hour: number;
+            /**
+             * Format: int32
+             * @description Score from which the recommendation is `flag` (level medium). Default 30.
+             * @example 30
+             */
+            flag_score: number;
+            /**
+             * Format: int32
+             * @description MANY_COUNTRIES: distinct countries of the numbers asked with one `ip` within an hour. Default 3.
+             * @example 3
+             */
+            ip_countries_hour: number;
+            /**
+             * Format: int32
+             * @description IP_VELOCITY: distinct numbers asked with one `ip` within an hour. Default 10.
+             * @example 10
+             */
+            ip_numbers_hour: number;
+            /**
+             * Format: int32
+             * @description RANGE_VELOCITY: the same within 24 hours (a slow attack). Default 10.
+             * @example 10
+             */
+            range_velocity_day: number;
+            /**
+             * Format: int32
+             * @description RANGE_VELOCITY: distinct numbers of one 10,000-number range (the number without its last four digits) asked by the account from one source within an hour. Default 4.
+             * @example 4
+             */
+            range_velocity_hour: number;
+            /**
+             * Format: int32
+             * @description SEQUENTIAL_NUMBERS: distinct numbers within 30 consecutive numbers (the block of ten the number is in and the two beside it), account and source, within an hour. Default 3.
+             * @example 3
+             */
+            sequential_numbers: number;
+            /**
+             * Format: int32
+             * @description MANY_COUNTRIES: distinct countries of one `source` within an hour, when they are at least half of its distinct numbers (one number a country). Default 8.
+             * @example 8
+             */
+            source_countries_hour: number;
+            /**
+             * Format: int32
+             * @description RECENT_SIM_SWAP: a known SIM change within this many hours. Default 168.
+             * @example 168
+             */
+            swap_window_hours: number;
+            /**
+             * Format: int32
+             * @description A verdict without feedback counts as not verified once this has passed; shorter when the account's own feedback arrives sooner (three times the time 95% of its verified sign-ups took, at least 60 s). Default 600.
+             * @example 600
+             */
+            verification_grace_seconds: number;
+            /**
+             * Format: int32
+             * @description Known outcomes (feedback, or no feedback past the grace) needed before a rate counts. Default 5.
+             * @example 5
+             */
+            verification_min_outcomes: number;
+            /**
+             * Format: int32
+             * @description LOW_VERIFICATION_RATE: a verification rate (percent) below this, over at least verification_min_outcomes known outcomes in 24 hours. Default 25.
+             * @example 25
+             */
+            verification_rate: number;
+        };
+        RiskVerdictDto: {
+            /**
+             * @description low under flag_score, medium from flag_score, high from block_score (settings `risk.thresholds`).
+             * @example medium
+             * @enum {string}
+             */
+            level: "low" | "medium" | "high";
+            /** @description Why, strongest first; empty when nothing was found. */
+            reasons: components["schemas"]["RiskReasonDto"][];
+            /**
+             * @description `allow` (low), `flag` (medium: add friction, e.g. a CAPTCHA, or review), `block` (high: send no code).
+             * @example flag
+             * @enum {string}
+             */
+            recommendation: "allow" | "flag" | "block";
+            /**
+             * @description The risk, 0 (none seen) to 100.
+             * @example 62
+             */
+            score: number;
+        };
         RoundStartedDto: {
             /**
              * @description Credits the round costs (numbers × cost per call), refunds for failed lookups aside.
@@ -1371,6 +1616,8 @@ export interface components {
              * @example 1000
              */
             low_balance_threshold: number | null;
+            /** @description The risk verdict's tuning (POST /api/v1/risk): its thresholds and destination adjustments. docs/sms-pumping.md. */
+            risk: components["schemas"]["RiskSettingsDto"];
             /**
              * @description HMAC key that signs bulk-job callbacks and account events (X-Signature). Rotate it with POST /api/v1/settings/webhook-secret.
              * @example whsec_9fQ2xL7mB4vT1cN8rZ3kW6yH0dJ5sPaE
@@ -1423,6 +1670,18 @@ export interface components {
              * @example 1000
              */
             low_balance_threshold?: number | null;
+            /**
+             * @description Thresholds of the risk verdict and adjustments of the destination table; null goes back to the default. docs/sms-pumping.md.
+             * @example {
+             *       "destinations": {
+             *         "CU": 0
+             *       },
+             *       "thresholds": {
+             *         "block_score": 80
+             *       }
+             *     }
+             */
+            risk?: components["schemas"]["RiskSettingsPatchDto"];
             /**
              * @description An http(s) URL at a public address (the rule of callback_url); null removes it.
              * @example https://example.com/hooks/phone-filter
@@ -3947,6 +4206,263 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    RiskController_verdict: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. Retry safely: the same key and body within 24 h get the first verdict again, charged once (1 to 255 printable characters). Use a new key for each new request; leave it empty to send none. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RiskRequestDto"];
+            };
+        };
+        responses: {
+            /** @description The verdict. `Idempotent-Replayed: true` when it is the replay of an earlier call with the same Idempotency-Key. */
+            200: {
+                headers: {
+                    /** @description Present (`true`) on a replayed answer. */
+                    "Idempotent-Replayed"?: "true";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RiskVerdictDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INSUFFICIENT_CREDITS**: the balance is below the cost of the call; nothing is charged. **SPENDING_LIMIT_REACHED**: the call would take today's (UTC) charges past the account's `daily_credit_limit`; nothing is charged; the message says the limit, what is left and when it resets. */
+            402: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **IDEMPOTENCY_CONFLICT**: the `Idempotency-Key` was used with another body, or its first call is still running. */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **PAYLOAD_TOO_LARGE**: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **RATE_LIMITED**: the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds. */
+            429: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INTERNAL_ERROR**: a bug; the message is generic and the error is logged with the request id. */
+            500: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            503: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    RiskController_feedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RiskFeedbackDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RiskFeedbackAnswerDto"];
+                };
+            };
+            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **INVALID_API_KEY**: no `Authorization` header, not `Bearer <key>`, or an unknown key. **REVOKED_API_KEY**: the key was revoked or its account is disabled. */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **NOT_FOUND**: unknown route or resource. */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description **PAYLOAD_TOO_LARGE**: the body is over 1 MiB. */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

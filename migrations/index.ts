@@ -21,6 +21,7 @@ import { IdempotencyAnswerContext1764900000000 } from './1764900000000-Idempoten
 import { AnswerProvenance1765000000000 } from './1765000000000-AnswerProvenance';
 import { BulkCsvLayoutPerJob1765100000000 } from './1765100000000-BulkCsvLayoutPerJob';
 import { WatchlistEntriesPageIndex1765150000000 } from './1765150000000-WatchlistEntriesPageIndex';
+import { RiskVerdicts1765500000000 } from './1765500000000-RiskVerdicts';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   AnswerProvenance1765000000000,
   BulkCsvLayoutPerJob1765100000000,
   WatchlistEntriesPageIndex1765150000000,
+  RiskVerdicts1765500000000,
 ];

@@ -26,6 +26,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PlanRateLimitGuard } from './rate-limit/plan-rate-limit.guard';
 import { RetentionModule } from './privacy/retention.module';
+import { RiskModule } from './risk/risk.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisBudgetModule } from './shell/redis-budget.module';
 import { SettingsModule } from './settings/settings.module';
@@ -64,6 +65,7 @@ export class AppModule {
         CreditsModule,
         SettingsModule,
         FilterModule,
+        RiskModule,
         BulkModule,
         WatchlistsModule,
         WebhooksModule,

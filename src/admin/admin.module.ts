@@ -7,6 +7,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ProviderModule } from '../provider/provider.module';
 import { WatchlistPrivacyModule } from '../watchlists/watchlist-privacy.module';
 import { OutboxPrivacyModule } from '../webhooks/outbox-privacy.module';
+import { RiskStoreModule } from '../risk/risk-store.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { SettingsModule } from '../settings/settings.module';
 import { AuditModule } from '../audit/audit.module';
@@ -30,6 +31,7 @@ import { ErasureService } from './erasure.service';
     ProviderModule,
     WatchlistPrivacyModule,
     OutboxPrivacyModule,
+    RiskStoreModule,
   ],
   controllers: [AdminController],
   providers: [AdminService, AdminTokenGuard, ErasureService],

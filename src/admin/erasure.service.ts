@@ -6,6 +6,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { LookupService } from '../provider/lookup.service';
 import { WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
 import { OutboxPrivacyService } from '../webhooks/outbox-privacy.service';
+import { RiskRecords } from '../risk/risk-records';
 
 /** What an erasure changed, store by store (docs/privacy.md, the data map). */
 export interface ErasureCounts {
@@ -21,6 +22,10 @@ export interface ErasureCounts {
   callback_events_deleted: number;
   /** Cached answers forgotten (Redis or memory; every instance's in-process copy too). */
   lookup_cache_entries_deleted: number;
+  /** Risk verdict feedback rows of the number (every account), deleted. */
+  risk_feedback_deleted: number;
+  /** Accounts' asks of a risk verdict for the number, forgotten from the counters. */
+  risk_asks_forgotten: number;
 }
 
 /**
@@ -38,6 +43,7 @@ export class ErasureService {
     private readonly idempotency: IdempotencyService,
     private readonly lookups: LookupService,
     private readonly outbox: OutboxPrivacyService,
+    private readonly risk: RiskRecords,
   ) {}
 
   /** `e164`: already normalised. */
@@ -52,8 +58,21 @@ export class ErasureService {
       watchlist_changes_deleted: watched.changes,
       idempotency_keys_erased: await this.idempotency.eraseNumber(e164),
       callback_events_deleted: await this.outbox.eraseNumber(e164),
+      ...(await this.eraseRisk(e164)),
     };
     return { ...counts, lookup_cache_entries_deleted: cachedBefore + (await this.forget(e164)) };
+  }
+
+  /** The risk verdict's feedback rows and counters; unreachable counters fail the erasure loudly, like the cache. */
+  private async eraseRisk(e164: string): Promise<Pick<ErasureCounts, 'risk_feedback_deleted' | 'risk_asks_forgotten'>> {
+    try {
+      const erased = await this.risk.eraseNumber(e164);
+      return { risk_feedback_deleted: erased.feedback, risk_asks_forgotten: erased.asks };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      this.logger.warn(`Erasure stopped: the risk counters could not be reached: ${(error as Error).message}`);
+      throw new AppError('SERVICE_UNAVAILABLE', 'The risk counters (Redis) could not be reached: the erasure is not complete. Retry once it is back: it is safe to run again.');
+    }
   }
 
   /** An unreachable cache fails the erasure loudly (never a silent partial one); running it again completes it. */

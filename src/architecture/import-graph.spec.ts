@@ -31,6 +31,27 @@ const PROVIDER_LAYERS: ReadonlyArray<readonly string[]> = [
 /** What a file outside provider/ may import of it. */
 const PROVIDER_FACE = ['(face)', '(module)', 'port'];
 
+/**
+ * risk/ is an orchestrator like filter/ (docs/architecture.md): it imports the leaves it asks (and auth/'s
+ * customer-API decorator, like every /api/v1 controller), and nothing imports its routes or service:
+ * others reach only its records (retention and erasure), through these files.
+ */
+const RISK_IMPORTS = ['auth', 'checks', 'common', 'config', 'credits', 'idempotency', 'provider', 'settings'];
+const RISK_OPEN_TO_OTHERS = ['risk/risk-store.module.ts', 'risk/risk-records.ts'];
+
+/** Imports of risk/ files from outside it that are not its records. */
+function riskBreaks(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const breaks: string[] = [];
+  for (const [file, imported] of graph) {
+    // main.ts and app.module.ts assemble the app.
+    if (folderOf(file) === 'risk' || folderOf(file) === undefined) continue;
+    for (const target of imported) {
+      if (folderOf(target) === 'risk' && !RISK_OPEN_TO_OTHERS.includes(relative(SRC, target))) breaks.push(`${relative(SRC, file)} -> ${relative(SRC, target)}`);
+    }
+  }
+  return breaks;
+}
+
 /** Every relative import (also `import type`, `export … from`, `import()`) of a file, resolved to a file of src/. */
 function importsOf(file: string, text = readFileSync(file, 'utf8')): string[] {
   return preProcessFile(text, true, true)
@@ -161,6 +182,12 @@ describe('the import graph of src/', () => {
     expect(providerLayerBreaks(graph)).toEqual([]);
   });
 
+  it('keeps risk/ an orchestrator: it imports only the modules it asks, and others reach only its records', () => {
+    const imported = [...edges.keys()].filter((edge) => edge.startsWith('risk -> ')).map((edge) => edge.slice('risk -> '.length));
+    expect(imported.filter((folder) => !RISK_IMPORTS.includes(folder))).toEqual([]);
+    expect(riskBreaks(graph)).toEqual([]);
+  });
+
   it('holds at most three code files directly in src/', () => {
     expect([...graph.keys()].filter((file) => folderOf(file) === undefined).map((file) => relative(SRC, file)).sort()).toEqual([
       'app.module.ts',
@@ -182,6 +209,12 @@ describe('the import graph of src/', () => {
 
     it('file that imports itself', () => {
       expect(importCircles(new Map([[at('common/a.ts'), [at('common/a.ts')]]]))).toEqual([['common/a.ts']]);
+    });
+
+    it("feature that imports risk/'s service instead of its records", () => {
+      const planted = new Map(graph);
+      planted.set(at('bulk/planted.ts'), [at('risk/risk.service.ts'), at('risk/risk-records.ts')]);
+      expect(riskBreaks(planted)).toEqual(['bulk/planted.ts -> risk/risk.service.ts']);
     });
 
     it('port that imports an adapter, and a feature that imports a cache', () => {

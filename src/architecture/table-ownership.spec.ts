@@ -29,6 +29,7 @@ const OWNER: Record<string, string> = {
   watchlist_changes: 'watchlists',
   account_events: 'webhooks',
   admin_audit: 'audit',
+  risk_feedback: 'risk',
 };
 
 /**

@@ -1,6 +1,7 @@
 import type { CheckAdapter, CheckAnswer, CheckDefinition, CheckRegistration, FieldValue } from './check-definition';
 import { costPerCall, EnabledChecks } from './checks';
 import type { CsvLayout } from './csv-layout';
+import { PRICED_CALLS, type PricedCall } from './priced-calls';
 import { phoneAnswerOf, PhoneAnswerDto, ReportedAnswer, SHOWN_FIELDS, ShownField } from './phone-answer.dto';
 
 /** What the checks that ran said about one number, with the numbering plan's facts (free). */
@@ -69,6 +70,11 @@ export class CheckRegistry {
     return this.tuning[price.variable] ?? price.default;
   }
 
+  /** This deployment's price of a paid call that is not a check (the risk verdict), in credits. */
+  callPrice(call: PricedCall): number {
+    return this.tuning[call.price.variable] ?? call.price.default;
+  }
+
   cacheTtlSeconds(name: string): number {
     const { cacheTtlSeconds } = this.get(name);
     return this.tuning[cacheTtlSeconds.variable] ?? cacheTtlSeconds.default;
@@ -76,7 +82,10 @@ export class CheckRegistry {
 
   /** Price and cache variables that are set but that no registered check reads (a typo, or a check removed). */
   unusedVariables(): string[] {
-    const read = new Set(this.definitions.flatMap((check) => [check.price.variable, check.cacheTtlSeconds.variable]));
+    const read = new Set([
+      ...this.definitions.flatMap((check) => [check.price.variable, check.cacheTtlSeconds.variable]),
+      ...PRICED_CALLS.map((call) => call.price.variable),
+    ]);
     return Object.keys(this.tuning).filter((variable) => !read.has(variable));
   }
 

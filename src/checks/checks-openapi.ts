@@ -3,6 +3,7 @@ import type { CheckDefinition } from './check-definition';
 import type { CheckRegistry } from './check-registry';
 import { csvHeader } from './csv-layout';
 import { creditCount } from '../common/credit-count';
+import { RISK_VERDICT } from './priced-calls';
 
 /** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
 export const CHECK_SWITCH_SCHEMAS = { settings: 'ChecksDto', patch: 'ChecksPatchDto', admin: 'AccountChecksDto' } as const;
@@ -13,7 +14,7 @@ export const WATCHED_FIELD_PROPERTIES = [{ schema: 'WatchlistChangeDto', propert
 /**
  * Completes the OpenAPI document from the registry: the check-switch schemas, and the prose written with
  * placeholders (`{{checks.table}}`, `{{checks.default_prices}}`, `{{checks.csv_header}}`,
- * `{{checks.watched_fields}}`), so that prices, columns and fields are stated once, in the definitions.
+ * `{{checks.watched_fields}}`, `{{checks.risk_verdict_price}}`), so that prices, columns and fields are stated once, in the definitions.
  * Prices are the defaults: the document is the same for every deployment (GET /api/v1/settings tells
  * this deployment's cost).
  */
@@ -44,6 +45,7 @@ export function describeChecks(document: OpenAPIObject, registry: CheckRegistry)
     '{{checks.default_prices}}': `${checks.map((check) => `${check.name.replace(/_/g, ' ')} ${check.price.default}`).join(', ')} credits`,
     '{{checks.csv_header}}': csvHeader(registry.csvLayout(Object.fromEntries(names.map((name) => [name, true])))).join(','),
     '{{checks.watched_fields}}': `${watched.slice(0, -1).join(', ')} or ${watched[watched.length - 1]}`,
+    '{{checks.risk_verdict_price}}': `${RISK_VERDICT.price.default} (${RISK_VERDICT.price.variable})`,
   };
   replaceTexts(document, texts);
 }

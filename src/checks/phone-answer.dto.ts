@@ -65,3 +65,31 @@ export function phoneAnswerOf(region: string | null, validForPlan: boolean, fill
 
 /** The six fields and what enabled checks report beyond them: a bulk result, a watchlist answer. */
 export type ReportedAnswer = PhoneAnswerDto & Readonly<Record<string, string | number | boolean | null>>;
+
+/**
+ * What checks' records already say of a number beyond the numbering plan: its network status, the
+ * line type a provider answered, and a SIM swap (fields `sim_swapped`, `last_sim_swap_at` of a SIM-swap
+ * check, when one is registered). The risk verdict reads them from the cache, whichever check holds them.
+ */
+export const FACT_FIELDS = ['status', 'line_type', 'sim_swapped', 'last_sim_swap_at'] as const;
+
+export interface KnownFacts {
+  status: ConnectionStatus | null;
+  lineType: LineType | null;
+  simSwapped: boolean | null;
+  /** ISO 8601. */
+  lastSimSwapAt: string | null;
+}
+
+/** The facts of some records (the first record that holds a valid value of each field). */
+export function knownFacts(records: Iterable<{ readonly fields: Readonly<Record<string, unknown>> }>): KnownFacts {
+  const facts: KnownFacts = { status: null, lineType: null, simSwapped: null, lastSimSwapAt: null };
+  for (const { fields } of records) {
+    const { status, line_type: lineType, sim_swapped: simSwapped, last_sim_swap_at: lastSimSwapAt } = fields;
+    if (facts.status === null && CONNECTION_STATUSES.includes(status as ConnectionStatus)) facts.status = status as ConnectionStatus;
+    if (facts.lineType === null && LINE_TYPES.includes(lineType as LineType) && lineType !== 'UNKNOWN') facts.lineType = lineType as LineType;
+    if (facts.simSwapped === null && typeof simSwapped === 'boolean') facts.simSwapped = simSwapped;
+    if (facts.lastSimSwapAt === null && typeof lastSimSwapAt === 'string' && !Number.isNaN(Date.parse(lastSimSwapAt))) facts.lastSimSwapAt = lastSimSwapAt;
+  }
+  return facts;
+}

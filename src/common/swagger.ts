@@ -48,6 +48,7 @@ export function buildOpenApiDocument(app: INestApplication, complete?: (document
     .addServer('http://localhost:3000', "local: npm start's default address; your deployment's own otherwise", undefined, { 'x-internal': false })
     .addTag('filter', 'Check phone numbers (charged in credits).')
     .addTag('settings', 'Which checks run on every call, and what a call costs.')
+    .addTag('risk', 'A risk verdict before sending a one-time code (SMS pumping, SIM swap), and whether the code was verified.')
     .addTag('credits', 'Balance and the credits ledger.')
     .addTag('bulk', 'Up to 1,000 numbers in one job (JSON or CSV), with a quote first and Idempotency-Key.')
     .addTag('watchlists', 'Numbers checked again on a schedule, with the changes found (charged per round).')

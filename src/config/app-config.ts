@@ -73,6 +73,11 @@ export class AppConfig {
   readonly unsettledChargeRefundAfterSeconds: number;
   readonly ipRateLimit: { limit: number; windowSeconds: number };
   readonly rateLimitRedisPrefix: string;
+  /**
+   * The risk verdict: its counters' Redis prefix (RISK_REDIS_PREFIX) and the deployment's destination
+   * table (RISK_DESTINATIONS; undefined: the default of src/risk/destination-defaults.ts).
+   */
+  readonly risk: { redisPrefix: string; destinations: Readonly<Record<string, number>> | undefined };
   readonly logLevel: EnvironmentVariables['LOG_LEVEL'];
   readonly logFormat: LogFormat;
   readonly shutdownTimeoutMs: number;
@@ -115,6 +120,7 @@ export class AppConfig {
     watchlistChangesDays: number;
     watchlistRoundsDays: number;
     idempotencyGraceHours: number;
+    riskFeedbackDays: number;
     adminAuditDays: number;
     batchSize: number;
     intervalSeconds: number;
@@ -165,6 +171,7 @@ export class AppConfig {
     this.unsettledChargeRefundAfterSeconds = env.UNSETTLED_CHARGE_REFUND_AFTER_SECONDS;
     this.ipRateLimit = { limit: env.IP_RATE_LIMIT, windowSeconds: env.IP_RATE_WINDOW_SECONDS };
     this.rateLimitRedisPrefix = env.RATE_LIMIT_REDIS_PREFIX;
+    this.risk = { redisPrefix: env.RISK_REDIS_PREFIX, destinations: env.riskDestinations };
     this.logLevel = env.LOG_LEVEL;
     this.logFormat = resolveLogFormat(env);
     this.shutdownTimeoutMs = env.SHUTDOWN_TIMEOUT_MS;
@@ -202,6 +209,7 @@ export class AppConfig {
       watchlistChangesDays: env.RETENTION_WATCHLIST_CHANGES_DAYS,
       watchlistRoundsDays: env.RETENTION_WATCHLIST_ROUNDS_DAYS,
       idempotencyGraceHours: env.RETENTION_IDEMPOTENCY_GRACE_HOURS,
+      riskFeedbackDays: env.RETENTION_RISK_FEEDBACK_DAYS,
       adminAuditDays: env.RETENTION_ADMIN_AUDIT_DAYS,
       batchSize: env.RETENTION_BATCH_SIZE,
       intervalSeconds: env.RETENTION_INTERVAL_SECONDS,

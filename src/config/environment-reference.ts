@@ -1,4 +1,5 @@
 import type { CheckDefinition } from '../checks/check-definition';
+import { PRICED_CALLS } from '../checks/priced-calls';
 import { EnvironmentVariables } from './environment';
 import { PROVIDER_VARIABLES } from './lookup-providers';
 import { documentedProperties } from './variable-doc';
@@ -37,7 +38,10 @@ export function environmentReference(checks: readonly CheckDefinition[]): Refere
     const value = defaults[property.name] ?? property.default;
     const { name, text, unset, example, deprecatedFor } = property;
     variables.push({ name, default: value === undefined ? undefined : String(value), unset, text, example, deprecatedFor });
-    if (property.then === 'each check') variables.push(...checks.flatMap(checkVariables));
+    if (property.then === 'each check') {
+      variables.push(...checks.flatMap(checkVariables));
+      variables.push(...PRICED_CALLS.map((call) => ({ name: call.price.variable, default: String(call.price.default), text: `Credits per call of the ${call.title}.` })));
+    }
     if (property.then === 'each provider') {
       variables.push(...PROVIDER_VARIABLES.map(({ suffix, unset: whenUnset, text: about }) => ({ name: `<ID>_${suffix}`, unset: whenUnset, text: about, pattern: true })));
     }

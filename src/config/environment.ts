@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { parseCorsOrigins, parseTrustProxy } from './http-options';
 import { parseLookupProviders, parseLookupRouting, ProviderEntry, RoutingRules } from './lookup-providers';
+import { parseRiskDestinations } from './risk-destinations';
 import { UPSTREAM_ADAPTER_NAMES, type UpstreamAdapterName } from './upstream-adapters';
 import { Doc } from './variable-doc';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
@@ -238,6 +239,24 @@ export class EnvironmentVariables {
   @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RATE_LIMIT_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
   RATE_LIMIT_REDIS_PREFIX: string = 'pf:rl:';
 
+  @Doc({
+    section: 'Risk verdict',
+    text: "Prefix of the risk verdict's counter keys in Redis (with `REDIS_URL`; without it the counters live in each instance's memory). docs/sms-pumping.md.",
+  })
+  @Matches(/^[A-Za-z0-9_:.-]{1,64}$/, { message: 'RISK_REDIS_PREFIX must be 1 to 64 letters, digits, _ : . or -' })
+  RISK_REDIS_PREFIX: string = 'pf:risk:';
+
+  @Doc({
+    text: 'The destination risk table of the risk verdict, replacing the default: a JSON object `{ "<country or +prefix>": <risk 0-100> }`, inline or the path of a JSON file (docs/sms-pumping.md, "The destination table").',
+    unset: 'the default table (src/risk/destination-defaults.ts)',
+    example: '/etc/phone-filter/destinations.json',
+  })
+  @IsOptional() @IsString()
+  RISK_DESTINATIONS?: string;
+
+  /** RISK_DESTINATIONS as validated (set by validateEnvironment, not read from the environment). */
+  riskDestinations?: Record<string, number>;
+
   @Doc({ section: 'Bulk jobs', text: 'Bulk lookups in flight at once per instance, across all jobs.' })
   @IsInt() @Min(1) @Max(1000)
   BULK_CONCURRENCY: number = 50;
@@ -392,6 +411,10 @@ export class EnvironmentVariables {
   @IsInt() @Min(0) @Max(8760)
   RETENTION_IDEMPOTENCY_GRACE_HOURS: number = 24;
 
+  @Doc({ text: 'Feedback rows of the risk verdict (`POST /api/v1/risk/feedback`) are deleted this many days after they were given.' })
+  @IsInt() @Min(1) @Max(3650)
+  RETENTION_RISK_FEEDBACK_DAYS: number = 30;
+
   @Doc({ text: 'The admin audit trail is kept this long.' })
   @IsInt() @Min(1) @Max(36500)
   RETENTION_ADMIN_AUDIT_DAYS: number = 400;
@@ -544,6 +567,11 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
     );
     problems.push(...routing.problems);
     env.lookupRouting = routing.rules;
+  }
+  if (env.RISK_DESTINATIONS !== undefined) {
+    const destinations = parseRiskDestinations(env.RISK_DESTINATIONS);
+    problems.push(...destinations.problems);
+    env.riskDestinations = destinations.table;
   }
   if (Number.isInteger(env.LOOKUP_DEMOTE_MIN_CALLS) && Number.isInteger(env.LOOKUP_DEMOTE_WINDOW_CALLS) && env.LOOKUP_DEMOTE_MIN_CALLS > env.LOOKUP_DEMOTE_WINDOW_CALLS) {
     problems.push(

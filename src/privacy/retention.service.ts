@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { WATCHLIST_RETENTION_STORES, WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
+import { RiskRecords } from '../risk/risk-records';
 
 /** Rows each retention job deleted (or, for the ledger, masked) in one run. */
 export type RetentionCounts = Record<string, number>;
@@ -27,6 +28,7 @@ export class RetentionService {
     private readonly watchlists: WatchlistPrivacyService,
     private readonly idempotency: IdempotencyService,
     private readonly audit: AdminAuditRepository,
+    private readonly risk: RiskRecords,
   ) {}
 
   /** One run of every job, each period counted back from `now` (the Clock's, read once by the caller). */
@@ -36,6 +38,7 @@ export class RetentionService {
       ['ledger_phones_masked', (limit) => this.ledger.maskOldPhones(limit, now)],
       ...WATCHLIST_RETENTION_STORES.map((store): [string, (limit: number) => Promise<number>] => [store, (limit) => this.watchlists.deleteExpired(store, limit, now)]),
       ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit, now)],
+      ['risk_feedback', (limit) => this.risk.deleteExpired(limit, now)],
       ['admin_audit', (limit) => this.audit.deleteCreatedBefore(daysBefore(now, this.config.retention.adminAuditDays), limit)],
     ];
     const counts: RetentionCounts = {};

@@ -9,7 +9,9 @@ import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './cache/lookup-cache.store';
 import { Lane, LookupProvider } from './port/lookup-provider';
 import { ProviderUnavailableError } from './port/upstream-failure';
-import { describeNumber } from './numbering/numbering-plan';
+import { describeNumber, type NumberDescription } from './numbering/numbering-plan';
+
+export type { NumberDescription } from './numbering/numbering-plan';
 import { SingleFlight } from './cache/single-flight';
 import { HashKey, keyedHash } from '../common/keyed-hash';
 import { maskPhone } from '../common/phone';
@@ -151,6 +153,28 @@ export class LookupService {
     const hits = Object.keys(known).length;
     this.hits += hits;
     return { report: hits === enabled.length ? { region, validForPlan, checks, answers: known } : undefined, known };
+  }
+
+  /** What the numbering plan alone says of a number (region, validity, type): free, offline, never a provider. */
+  describe(e164: string): NumberDescription {
+    return describeNumber(e164);
+  }
+
+  /**
+   * The answers the cache holds for these checks now, whichever account's lookup put them there and
+   * whatever the caller has enabled: never asks a provider, never counted as a hit or a miss (the risk
+   * verdict reads what is already known). Names of checks not registered are skipped.
+   */
+  async cachedAnswers(e164: string, checks: readonly string[]): Promise<CheckAnswers> {
+    const known = checks.filter((check) => this.registry.has(check));
+    if (known.length === 0) return {};
+    const hash = this.numberHash(e164);
+    const found = await Promise.all(known.map((check) => this.store.get<CachedAnswer>(cacheKey(check, hash))));
+    const answers: Record<string, CheckAnswer> = {};
+    found.forEach((cached, index) => {
+      if (cached !== undefined) answers[known[index]] = cached.answer;
+    });
+    return answers;
   }
 
   get counters(): LookupCounters {

@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { bigintToNumber } from '../common/bigint.transformer';
+import type { StoredRiskSettings } from './risk-settings';
 
 @Entity('account_settings')
 export class AccountSettings {
@@ -35,6 +36,10 @@ export class AccountSettings {
   /** Where account events (balance.low, bulk.completed without a callback_url) are POSTed, signed; null: nowhere. */
   @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
   webhookUrl: string | null;
+
+  /** The account's tuning of the risk verdict (src/settings/risk-settings.ts): the thresholds it set, its destination adjustments. */
+  @Column({ name: 'risk_settings', type: 'jsonb', default: () => "'{}'" })
+  riskSettings: StoredRiskSettings;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;

@@ -7,6 +7,7 @@ import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { SettingsDto, UpdateSettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsService } from './settings.service';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
+import { DEFAULT_RISK_THRESHOLDS } from './risk-settings';
 
 /*
  * Examples of the built-in checks, from their definitions; the checks table and the schemas come from
@@ -37,6 +38,7 @@ const SETTINGS_EXAMPLES = {
       daily_credit_limit: null,
       low_balance_threshold: null,
       webhook_url: null,
+      risk: { thresholds: DEFAULT_RISK_THRESHOLDS, destinations: {} },
     },
   },
   allChecks: {
@@ -48,6 +50,7 @@ const SETTINGS_EXAMPLES = {
       daily_credit_limit: 5000,
       low_balance_threshold: 1000,
       webhook_url: 'https://example.com/hooks/phone-filter',
+      risk: { thresholds: { ...DEFAULT_RISK_THRESHOLDS, block_score: 80 }, destinations: { CU: 0, '+88213': 100 } },
     },
   },
 };
@@ -89,6 +92,7 @@ export class SettingsController {
         value: { daily_credit_limit: 5000, low_balance_threshold: 1000, webhook_url: 'https://example.com/hooks/phone-filter' },
       },
       clearCap: { summary: 'No daily cap', value: { daily_credit_limit: null } },
+      risk: { summary: 'Tune the risk verdict (docs/sms-pumping.md)', value: { risk: { thresholds: { block_score: 80 }, destinations: { CU: 0, '+88213': 100 } } } },
     },
   })
   @ApiOkResponse({ type: SettingsDto, examples: SETTINGS_EXAMPLES })

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { AccountSettings } from './account-settings.entity';
+import type { RiskSettingsChange } from './risk-settings';
 
 export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
 
@@ -37,7 +38,12 @@ export class SettingsRepository {
    * checks turned on are added to the stored names and those turned off removed, in the statement, so
    * concurrent changes of different checks both hold.
    */
-  async update(accountId: string, checks: Readonly<Record<string, boolean>>, controls: Partial<AccountControls>): Promise<void> {
+  async update(
+    accountId: string,
+    checks: Readonly<Record<string, boolean>>,
+    controls: Partial<AccountControls>,
+    risk: RiskSettingsChange = {},
+  ): Promise<void> {
     const on = Object.keys(checks).filter((name) => checks[name]);
     const off = Object.keys(checks).filter((name) => !checks[name]);
     const changes: Partial<AccountSettings> = {};
@@ -58,6 +64,18 @@ export class SettingsRepository {
         );
       }
       if (Object.keys(changes).length > 0) await this.txHost.tx.getRepository(AccountSettings).update({ accountId }, changes);
+      if (risk.thresholds !== undefined || risk.destinations !== undefined) {
+        // Merged in the statement (a null removes the key): concurrent changes of different keys both hold.
+        await this.txHost.tx.query(
+          `UPDATE account_settings
+              SET risk_settings = jsonb_strip_nulls(jsonb_build_object(
+                    'thresholds', COALESCE(risk_settings->'thresholds', '{}'::jsonb) || $2::jsonb,
+                    'destinations', COALESCE(risk_settings->'destinations', '{}'::jsonb) || $3::jsonb)),
+                  updated_at = now()
+            WHERE account_id = $1`,
+          [accountId, JSON.stringify(risk.thresholds ?? {}), JSON.stringify(risk.destinations ?? {})],
+        );
+      }
     });
   }
 

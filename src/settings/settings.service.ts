@@ -9,6 +9,7 @@ import { CheckRegistry } from '../checks/check-registry';
 import { EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
 import { knowCheckNames, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsRepository } from './settings.repository';
+import { AccountRiskSettings, effectiveRiskSettings, riskChangeProblems, RiskSettingsChange, thresholdOrderProblem } from './risk-settings';
 
 /** A change of settings: any subset of the checks and of the controls (null clears a control). */
 export interface SettingsChanges {
@@ -16,14 +17,21 @@ export interface SettingsChanges {
   daily_credit_limit?: number | null;
   low_balance_threshold?: number | null;
   webhook_url?: string | null;
+  /** The risk verdict's thresholds and destination adjustments (src/settings/risk-settings.ts). */
+  risk?: RiskSettingsChange;
 }
 
 /** The setting names a change may carry, for messages. */
-const CHANGEABLE = 'checks, daily_credit_limit, low_balance_threshold, webhook_url';
+const CHANGEABLE = 'checks, daily_credit_limit, low_balance_threshold, webhook_url, risk';
 
 export interface AccountChecks {
   checks: EnabledChecks;
   cost: number;
+}
+
+/** What the request path reads of an account's settings, cached together (one read for both). */
+interface HotSettings extends AccountChecks {
+  risk: AccountRiskSettings;
 }
 
 /** How long the secret before a rotation keeps signing callbacks (README "Callbacks"). */
@@ -36,7 +44,7 @@ const CHECKS_REFRESH_AFTER_MS = 750;
 
 @Injectable()
 export class SettingsService {
-  private readonly cache = new RefreshAheadCache<AccountChecks>({
+  private readonly cache = new RefreshAheadCache<HotSettings>({
     max: 50_000,
     maxAgeMs: CHECKS_CACHE_TTL_MS,
     refreshAfterMs: CHECKS_REFRESH_AFTER_MS,
@@ -44,7 +52,7 @@ export class SettingsService {
     load: (accountId) =>
       this.txHost.withoutTransaction(async () => {
         const settings = await this.load(accountId);
-        return { checks: settings.checks, cost: settings.cost_per_call };
+        return { checks: settings.checks, cost: settings.cost_per_call, risk: settings.risk };
       }),
   });
 
@@ -62,6 +70,11 @@ export class SettingsService {
   async checksFor(accountId: string): Promise<AccountChecks> {
     // `load` throws NOT_FOUND rather than answering nothing.
     return (await this.cache.get(accountId))!;
+  }
+
+  /** The risk verdict's thresholds and destination adjustments of an account (cached like `checksFor`). */
+  async riskFor(accountId: string): Promise<AccountRiskSettings> {
+    return (await this.cache.get(accountId))!.risk;
   }
 
   /** `checksFor`, refusing an account with no check enabled (400 INVALID_REQUEST): nothing to look up, nothing to charge. */
@@ -91,12 +104,17 @@ export class SettingsService {
    */
   async update(accountId: string, changes: SettingsChanges): Promise<SettingsDto> {
     this.checkChanges(changes);
-    const { checks = {}, daily_credit_limit, low_balance_threshold, webhook_url } = changes;
-    await this.settings.update(accountId, checks, {
-      dailyCreditLimit: daily_credit_limit,
-      lowBalanceThreshold: low_balance_threshold,
-      webhookUrl: webhook_url,
-    });
+    const { checks = {}, daily_credit_limit, low_balance_threshold, webhook_url, risk } = changes;
+    if (risk?.thresholds !== undefined) {
+      const problem = thresholdOrderProblem((await this.settings.findByAccount(accountId))?.riskSettings, risk);
+      if (problem) throw new AppError('INVALID_REQUEST', `${problem}.`);
+    }
+    await this.settings.update(
+      accountId,
+      checks,
+      { dailyCreditLimit: daily_credit_limit, lowBalanceThreshold: low_balance_threshold, webhookUrl: webhook_url },
+      risk,
+    );
     // Inside a caller's transaction (AdminService) the caller also calls `forget` after the commit.
     this.cache.delete(accountId);
     return this.load(accountId);
@@ -114,6 +132,10 @@ export class SettingsService {
     requireCredits(changes.daily_credit_limit, 'daily_credit_limit');
     requireCredits(changes.low_balance_threshold, 'low_balance_threshold');
     if (changes.webhook_url !== undefined && changes.webhook_url !== null) this.requirePublicUrl(changes.webhook_url);
+    if (changes.risk !== undefined) {
+      const problems = riskChangeProblems(changes.risk);
+      if (problems.length > 0) throw new AppError('INVALID_REQUEST', `${problems.join('; ')}.`);
+    }
   }
 
   /** Where account events go now (null: nowhere). */
@@ -163,6 +185,7 @@ export class SettingsService {
       daily_credit_limit: row.dailyCreditLimit,
       low_balance_threshold: row.lowBalanceThreshold,
       webhook_url: row.webhookUrl,
+      risk: effectiveRiskSettings(row.riskSettings),
     };
   }
 

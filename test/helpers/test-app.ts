@@ -30,6 +30,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     LOG_LEVEL: 'error',
     RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
     CACHE_KEY_PREFIX: `${isolation}lookup:`,
+    RISK_REDIS_PREFIX: `${isolation}risk:`,
     ...env,
   };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);

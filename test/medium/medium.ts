@@ -68,6 +68,7 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
     PROVIDER: 'sandbox',
     RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
     CACHE_KEY_PREFIX: `${isolation}lookup:`,
+    RISK_REDIS_PREFIX: `${isolation}risk:`,
     ...options.env,
   };
   const config = new AppConfig(validateEnvironment(raw), connectTo);

@@ -124,4 +124,8 @@ export class ErasureDto {
   callback_events_deleted: number;
   @ApiProperty({ example: 3, description: 'Cached answers deleted from Redis or memory; every instance drops its in-process copy too.' })
   lookup_cache_entries_deleted: number;
+  @ApiProperty({ example: 1, description: 'Risk verdict feedback rows of the number deleted, in every account (POST /api/v1/risk/feedback).' })
+  risk_feedback_deleted: number;
+  @ApiProperty({ example: 1, description: "Accounts' records of asking a risk verdict for the number (the counters, Redis or memory), forgotten with the number's keyed hash in every counter." })
+  risk_asks_forgotten: number;
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
 import { closestField, OptionalNotNull } from '../../common/validation';
+import { RISK_THRESHOLDS, riskChangeProblems, type RiskThresholdName } from '../risk-settings';
 
 /** A patch example: the first check that is off by default, turned on. */
 const EXAMPLE_PATCH = Object.fromEntries(BUILT_IN_CHECKS.filter((check) => !check.defaultEnabled).slice(0, 1).map((check) => [check.name, true]));
@@ -15,6 +16,62 @@ export const MAX_CREDIT_SETTING = 1_000_000_000_000;
  */
 export class ChecksDto {
   [check: string]: boolean;
+}
+
+/** Every threshold of the risk verdict, as it applies to the account (set, or the default). */
+export class RiskThresholdsDto {
+  [name: string]: number;
+}
+// One property per threshold, from its definition (src/settings/risk-settings.ts).
+for (const threshold of RISK_THRESHOLDS) {
+  ApiProperty({ type: 'integer', format: 'int32', example: threshold.default, minimum: threshold.min, maximum: threshold.max, description: `${threshold.description} Default ${threshold.default}.` })(
+    RiskThresholdsDto.prototype,
+    threshold.name,
+  );
+}
+
+export class RiskSettingsDto {
+  @ApiProperty({ type: RiskThresholdsDto })
+  thresholds: Record<RiskThresholdName, number>;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', format: 'int32', minimum: 0, maximum: 100 },
+    example: { CU: 0, '+88213': 100 },
+    description:
+      "The account's adjustments of the deployment's destination risk table, by country (ISO 3166-1 alpha-2) or E.164 prefix: risk 0-100 (0: never a risk). docs/sms-pumping.md.",
+  })
+  destinations: Record<string, number>;
+}
+
+/** A change of the risk settings: any thresholds and destination entries; null goes back to the default. */
+export class RiskSettingsPatchDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', format: 'int32', minimum: 0, maximum: 1_000_000, nullable: true },
+    example: { block_score: 80, range_velocity_hour: 6 },
+    description: 'Thresholds by name (see RiskThresholdsDto for each one\'s bounds); null goes back to the default.',
+  })
+  thresholds?: Record<string, number | null>;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', format: 'int32', minimum: 0, maximum: 100, nullable: true },
+    example: { CU: 0, '+88213': 100, '+4470': null },
+    description: 'Risk 0-100 by country (ISO 3166-1 alpha-2) or E.164 prefix; null removes the adjustment.',
+  })
+  destinations?: Record<string, number | null>;
+}
+
+/** `risk` of a settings change: known thresholds within their bounds, destination keys and risks 0-100, each or null. */
+function IsRiskChange(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isRiskChange',
+    validator: {
+      validate: (value) => riskChangeProblems(value).length === 0,
+      defaultMessage: (args) => riskChangeProblems(args?.value).join('; '),
+    },
+  });
 }
 
 export class SettingsDto {
@@ -55,6 +112,9 @@ export class SettingsDto {
     description: 'Where account events are POSTed, signed like bulk callbacks (balance.low; bulk.completed for jobs without callback_url); null: nowhere.',
   })
   webhook_url: string | null;
+
+  @ApiProperty({ type: RiskSettingsDto, description: 'The risk verdict\'s tuning (POST /api/v1/risk): its thresholds and destination adjustments. docs/sms-pumping.md.' })
+  risk: RiskSettingsDto;
 }
 
 export class WebhookSecretRotationDto {
@@ -138,4 +198,12 @@ export class UpdateSettingsDto extends AccountControlsPatchDto {
   @ApiPropertyOptional({ type: ChecksPatchDto, description: 'Any subset of the checks.', example: EXAMPLE_PATCH })
   @OptionalNotNull() @IsObject() @IsCheckSwitches()
   checks?: ChecksPatchDto;
+
+  @ApiPropertyOptional({
+    type: RiskSettingsPatchDto,
+    description: 'Thresholds of the risk verdict and adjustments of the destination table; null goes back to the default. docs/sms-pumping.md.',
+    example: { thresholds: { block_score: 80 }, destinations: { CU: 0 } },
+  })
+  @OptionalNotNull() @IsObject() @IsRiskChange()
+  risk?: RiskSettingsPatchDto;
 }
