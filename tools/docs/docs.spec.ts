@@ -34,7 +34,7 @@ describe('the generated documentation (npm run docs; CI fails when it is stale, 
 
   it('names a region it does not know, or one that does not end, with the line', () => {
     expect(() => regenerate('a\n<!-- generated: nonsense -->\n<!-- /generated: nonsense -->', docSources(), 'docs/x.md')).toThrow(
-      new GeneratedRegionError('docs/x.md:2: no generated region is called "nonsense" (checks, settings-example, watched-fields, adapters, adapter, env-reference, env-section)'),
+      new GeneratedRegionError('docs/x.md:2: no generated region is called "nonsense" (checks, settings-example, watched-fields, adapters, adapter, env-reference, env-section, risk-reasons, risk-thresholds, risk-destinations)'),
     );
     expect(() => regenerate('<!-- generated: checks -->\ntext', docSources(), 'docs/x.md')).toThrow(/docs\/x\.md:1: the generated region "checks" has no end line/);
     expect(() => regenerate('<!-- generated: adapter pigeon -->\n<!-- /generated: adapter -->', docSources(), 'docs/x.md')).toThrow(/not "pigeon"/);

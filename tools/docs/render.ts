@@ -7,6 +7,9 @@ import { fieldsItFills } from '../../src/checks/checks-openapi';
 import { environmentReference, ReferenceSection, ReferenceVariable } from '../../src/config/environment-reference';
 import { providerEnvPrefix } from '../../src/config/lookup-providers';
 import { UPSTREAM_ADAPTERS, UpstreamAdapter } from '../../src/config/upstream-adapters';
+import { DEFAULT_DESTINATION_ENTRIES } from '../../src/risk/destination-defaults';
+import { REASON_CODES } from '../../src/risk/reasons';
+import { RISK_THRESHOLDS } from '../../src/settings/risk-settings';
 
 /**
  * The parts of the documentation that restate the code: the checks (names, prices, cache lifetimes,
@@ -41,6 +44,9 @@ const REGIONS: Record<string, Region> = {
   adapter: { source: 'src/config/upstream-adapters.ts', render: adapterSettings },
   'env-reference': { source: 'src/config/environment.ts and the checks', render: environmentTables },
   'env-section': { source: 'src/config/environment.ts', render: (sources, arg) => variablesTable(section(sources, arg).variables) },
+  'risk-reasons': { source: 'src/risk/reasons.ts', render: riskReasons },
+  'risk-thresholds': { source: 'src/settings/risk-settings.ts', render: riskThresholds },
+  'risk-destinations': { source: 'src/risk/destination-defaults.ts', render: riskDestinations },
 };
 
 const START = /^<!-- generated: ([a-z-]+)(?: ([a-z0-9-]+))? .*-->\s*$/;
@@ -128,7 +134,7 @@ function checksTable({ checks }: DocSources, _arg: string | undefined, file: str
 
 /** What `GET /api/v1/settings` answers a new account, and `PATCH` turning on every check that starts off. */
 function settingsExample({ checks }: DocSources): string {
-  const rest = '"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…"';
+  const rest = '"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…","risk":{"thresholds":{"flag_score":30,"block_score":70,…},"destinations":{}}';
   const answer = (on: (check: CheckDefinition) => boolean) =>
     `# {"checks":${JSON.stringify(Object.fromEntries(checks.map((check) => [check.name, on(check)])))},"cost_per_call":${sum(checks.filter(on).map((check) => check.price.default))},${rest}}`;
   const turnedOn = Object.fromEntries(checks.filter((check) => !check.defaultEnabled).map((check) => [check.name, true]));
@@ -247,6 +253,27 @@ function comment(text: string): string[] {
 }
 
 // ---- Markdown helpers
+
+function riskReasons(): string {
+  return table(
+    ['code', 'what it says'],
+    Object.entries(REASON_CODES).map(([name, meaning]) => [code(name), meaning]),
+  );
+}
+
+function riskThresholds(): string {
+  return table(
+    ['threshold', 'default', 'from', 'to', 'what it sets'],
+    RISK_THRESHOLDS.map((threshold) => [code(threshold.name), String(threshold.default), String(threshold.min), String(threshold.max), threshold.description]),
+  );
+}
+
+function riskDestinations(): string {
+  return table(
+    ['entry', 'risk', 'from'],
+    DEFAULT_DESTINATION_ENTRIES.map((entry) => [code(entry.key), String(entry.risk), entry.source]),
+  );
+}
 
 function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const row = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
