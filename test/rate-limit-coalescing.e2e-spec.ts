@@ -4,6 +4,7 @@ import { COUNT_ONLY } from '../src/rate-limit/rate-limit-policy';
 import type { StorageRecord } from '../src/rate-limit/rate-limit-storage';
 import { createRedisClient, firstConnection, RedisRateLimitStorage } from '../src/rate-limit/redis-rate-limit.storage';
 import { OwnRedis, startOwnRedis } from './faults/helpers/own-redis';
+import { eventually } from './helpers/eventually';
 
 const WINDOW_MS = 60_000;
 
@@ -46,16 +47,23 @@ describe('Plan count in Redis: the hits of one key in a turn are counted by one 
   /** Counts the script calls Redis itself runs (MONITOR), EVALSHA and its EVAL fallback alike. */
   async function scriptCallsSeen(): Promise<() => Promise<number>> {
     const client = new Redis(redis.url);
-    // MONITOR runs on a connection of its own: both are closed after the test.
+    // MONITOR runs on a connection of its own; a third one sends the markers. All are closed after the test.
     const monitor = await client.monitor();
-    monitors.push(client, monitor);
+    const marker = new Redis(redis.url);
+    monitors.push(client, monitor, marker);
     let calls = 0;
+    const markersSeen = new Set<string>();
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (/^eval(sha)?$/i.test(args[0]) && args.some((arg) => arg.startsWith(prefix))) calls += 1;
+      if (/^echo$/i.test(args[0])) markersSeen.add(args[1]);
     });
     return async () => {
-      // MONITOR reports a command once it ran; a moment later every earlier one has been reported.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // MONITOR reports commands in the order Redis ran them: once a marker sent after the counts is
+      // reported, every count that ran before it has been.
+      const sent = `marker-${randomBytes(4).toString('hex')}`;
+      await marker.echo(sent);
+      await eventually(() => markersSeen.has(sent), Boolean, 10_000, 10);
+      expect(markersSeen.has(sent)).toBe(true);
       return calls;
     };
   }

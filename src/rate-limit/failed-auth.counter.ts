@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { Clock, SystemClock } from '../common/clock';
 import { WindowCount } from './rate-limit-policy';
 
 /**
@@ -22,10 +23,11 @@ export class MemoryFailedAuthCounter implements FailedAuthCounter {
   private readonly entries = new Map<string, Entry>();
   private nextSweep = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** Windows are timed by `clock` (the injected Clock; the machine's when built outside Nest). */
+  constructor(private readonly clock: Clock = new SystemClock()) {}
 
   async add(key: string, windowMs: number): Promise<WindowCount> {
-    const now = this.now();
+    const now = this.clock.now();
     this.sweep(now);
     let entry = this.entries.get(key);
     if (!entry || entry.expiresAt <= now) {

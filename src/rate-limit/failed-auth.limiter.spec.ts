@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { randomBytes } from 'node:crypto';
 import { Credential, limitedAttempt } from '../auth/api-key.guard';
+import { ManualClock } from '../../test/helpers/manual-clock';
 import { AppError } from '../common/errors';
 import type { AppConfig } from '../config/app-config';
 import { FailedAuthLimiter } from './failed-auth.limiter';
@@ -27,7 +28,7 @@ async function burst(limiter: FailedAuthLimiter, credential: Credential, verifie
 }
 
 describe.each([
-  ['in memory', async (): Promise<RateLimitStorage> => new MemoryRateLimitStorage()],
+  ['in memory', async (clock: ManualClock): Promise<RateLimitStorage> => new MemoryRateLimitStorage(clock)],
   [
     'in Redis',
     async (): Promise<RateLimitStorage> => {
@@ -39,9 +40,11 @@ describe.each([
 ])('FailedAuthLimiter %s', (_name, makeStorage) => {
   let storage: RateLimitStorage;
   let limiter: FailedAuthLimiter;
+  let clock: ManualClock;
   beforeEach(async () => {
-    storage = await makeStorage();
-    limiter = new FailedAuthLimiter(storage, config);
+    clock = new ManualClock();
+    storage = await makeStorage(clock);
+    limiter = new FailedAuthLimiter(storage, config, clock);
   });
   afterEach(() => storage.close());
 
@@ -88,11 +91,17 @@ describe.each([
 describe('FailedAuthLimiter while its Redis is down', () => {
   it('counts in this process instead of leaving guesses unlimited', async () => {
     const storage = new RedisRateLimitStorage(createRedisClient('redis://127.0.0.1:1', 'pf:test:down:'));
-    const limiter = new FailedAuthLimiter(storage, config);
+    const clock = new ManualClock();
+    const limiter = new FailedAuthLimiter(storage, config, clock);
     try {
       const statuses = await burst(limiter, 'admin_token', Array.from({ length: LIMIT + 3 }, () => wrong), from('203.0.113.4'));
       expect(statuses.filter((status) => status === 401)).toHaveLength(LIMIT);
       expect(statuses.filter((status) => status === 429)).toHaveLength(3);
+      // Its window is this process's, timed by the clock: once it has passed, a wrong token is told 401 again.
+      await clock.advance(config.ipRateLimit.windowSeconds * 1000 - 1);
+      expect(await burst(limiter, 'admin_token', [wrong], from('203.0.113.4'))).toEqual([429]);
+      await clock.advance(1);
+      expect(await burst(limiter, 'admin_token', [wrong], from('203.0.113.4'))).toEqual([401]);
     } finally {
       await storage.close();
     }

@@ -3,6 +3,7 @@ import { normalizeIp } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import { AuthenticationAttempts, Credential } from '../auth/api-key.guard';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../metrics/metrics';
@@ -30,7 +31,7 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
   private readonly limit: number;
   private readonly windowSeconds: number;
   private readonly shared: FailedAuthCounter | undefined;
-  private readonly local = new MemoryFailedAuthCounter();
+  private readonly local: MemoryFailedAuthCounter;
 
   /** Addresses whose limiting was logged in their current window: one line per address and window, not one per guess. */
   private readonly logged: LRUCache<string, true>;
@@ -38,9 +39,11 @@ export class FailedAuthLimiter extends AuthenticationAttempts {
   constructor(
     storage: RateLimitStorage,
     config: AppConfig,
+    clock: Clock,
     @Optional() private readonly metrics?: Metrics,
   ) {
     super();
+    this.local = new MemoryFailedAuthCounter(clock);
     ({ limit: this.limit, windowSeconds: this.windowSeconds } = config.ipRateLimit);
     this.logged = new LRUCache({ max: 10_000, ttl: this.windowSeconds * 1000 });
     this.shared = storage instanceof RedisRateLimitStorage ? new RedisFailedAuthCounter(storage.redis) : undefined;

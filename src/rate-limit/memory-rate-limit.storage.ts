@@ -1,3 +1,4 @@
+import { Clock, SystemClock } from '../common/clock';
 import { WindowCount } from './rate-limit-policy';
 import { RateLimitStorage, StorageRecord } from './rate-limit-storage';
 
@@ -17,12 +18,13 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
   private readonly entries = new Map<string, Entry>();
   private nextSweep = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
+  /** Windows and blocks are timed by `clock` (the injected Clock; the machine's when built outside Nest). */
+  constructor(private readonly clock: Clock = new SystemClock()) {
     super();
   }
 
   async increment(key: string, ttlMs: number, limit: number, blockDurationMs: number, throttlerName: string): Promise<StorageRecord> {
-    const now = this.now();
+    const now = this.clock.now();
     this.sweep(now);
     const hits = this.open(`${key}:${throttlerName}:hits`, now) ?? this.start(`${key}:${throttlerName}:hits`, now, ttlMs);
     hits.count += 1;
@@ -37,7 +39,7 @@ export class MemoryRateLimitStorage extends RateLimitStorage {
   }
 
   async peek(key: string, throttlerName: string): Promise<WindowCount | undefined> {
-    const now = this.now();
+    const now = this.clock.now();
     const hits = this.open(`${key}:${throttlerName}:hits`, now);
     return hits && { hits: hits.count, secondsToReset: Math.ceil((hits.expiresAt - now) / 1000) };
   }

@@ -1,5 +1,6 @@
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AuthenticationAttempts } from '../auth/api-key.guard';
+import { Clock } from '../common/clock';
 import { RedisBudget } from '../common/redis-budget';
 import { shutdownStep } from '../common/shutdown-steps';
 import { AppConfig } from '../config/app-config';
@@ -10,8 +11,8 @@ import { RateLimitStorage } from './rate-limit-storage';
 import { createRedisClient, firstConnection, RedisRateLimitStorage } from './redis-rate-limit.storage';
 
 /** Redis when REDIS_URL is set (one count for every instance), otherwise this process's memory. */
-export async function createRateLimitStorage(config: AppConfig, budget?: RedisBudget): Promise<RateLimitStorage> {
-  if (!config.redisUrl) return new MemoryRateLimitStorage();
+export async function createRateLimitStorage(config: AppConfig, clock: Clock, budget?: RedisBudget): Promise<RateLimitStorage> {
+  if (!config.redisUrl) return new MemoryRateLimitStorage(clock);
   const redis = createRedisClient(config.redisUrl, config.rateLimitRedisPrefix);
   await firstConnection(redis);
   return new RedisRateLimitStorage(redis, budget);
@@ -21,8 +22,8 @@ export async function createRateLimitStorage(config: AppConfig, budget?: RedisBu
   providers: [
     {
       provide: RateLimitStorage,
-      inject: [AppConfig, { token: RedisBudget, optional: true }],
-      useFactory: (config: AppConfig, budget?: RedisBudget) => createRateLimitStorage(config, budget),
+      inject: [AppConfig, Clock, { token: RedisBudget, optional: true }],
+      useFactory: (config: AppConfig, clock: Clock, budget?: RedisBudget) => createRateLimitStorage(config, clock, budget),
     },
   ],
   exports: [RateLimitStorage],
