@@ -2,7 +2,6 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import type { CheckDefinition } from './check-definition';
 import type { CheckRegistry } from './check-registry';
 import { csvHeader } from './csv-layout';
-import { creditCount } from '../common/credit-count';
 import { RISK_VERDICT } from './priced-calls';
 
 /** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
@@ -60,7 +59,7 @@ function filledFields(check: CheckDefinition): string {
 }
 
 function credits(check: CheckDefinition): string {
-  return creditCount(check.price.default);
+  return `${check.price.default} credit${check.price.default === 1 ? '' : 's'}`;
 }
 
 function checksTable(checks: readonly CheckDefinition[]): string {
