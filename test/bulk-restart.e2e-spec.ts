@@ -9,6 +9,9 @@ import { freePort, startServiceProcess } from './helpers/service-process';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { hlrLookupsEnv } from './provider-helpers';
 
+/** A start-up of the built service on a loaded machine: generous, it is waited for as an event (its log line). */
+const STARTUP_MS = 120_000;
+
 const processedSoFar = (t: TestApp, jobId: string) => answeredEntries((sql, params) => t.db.query(sql, params), jobId);
 
 describe('a bulk job survives a kill -9 of the process running it', () => {
@@ -41,11 +44,11 @@ describe('a bulk job survives a kill -9 of the process running it', () => {
     const phones = distinctNumbers(200, 5);
     const port = await freePort();
 
-    const first = await startServiceProcess(env, port);
+    const first = await startServiceProcess(env, port, { compiled: true });
     let jobId: string;
     let answeredBeforeKill: number;
     try {
-      await first.waitFor(/listening on/);
+      await first.waitFor(/listening on/, STARTUP_MS);
       const res = await request(first.baseUrl).post('/api/v1/filter/bulk').set(account.auth).send({ phones }).expect(202);
       jobId = res.body.id;
       expect(res.body).toMatchObject({ total: 200, cost: 800 });
@@ -61,9 +64,9 @@ describe('a bulk job survives a kill -9 of the process running it', () => {
     expect(await ledgerState(t.db, account.id)).toMatchObject({ balance: 1200, byType: { TOPUP: 1, CHARGE: 1 } });
 
     simulator.resetStats();
-    const second = await startServiceProcess(env, port);
+    const second = await startServiceProcess(env, port, { compiled: true });
     try {
-      await second.waitFor(/listening on/);
+      await second.waitFor(/listening on/, STARTUP_MS);
       const job = await waitForBulkJob(second.baseUrl, account.auth, jobId, 60_000);
       expect(job).toMatchObject({ status: 'completed', total: 200, processed: 200 });
       const origin = { network_status: { provider: 'hlr-lookups', observed_at: expect.any(String) } };
@@ -74,5 +77,5 @@ describe('a bulk job survives a kill -9 of the process running it', () => {
     // The restarted process looked up exactly the numbers that had no answer yet: none twice, none done again.
     expect(simulator.stats().byPath['/hlr-lookup']).toBe(200 - answeredBeforeKill);
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 1200, ledgerSum: 1200, byType: { TOPUP: 1, CHARGE: 1 }, unsettledCharges: 0 });
-  }, 150_000);
+  }, 400_000);
 });

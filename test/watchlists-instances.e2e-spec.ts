@@ -10,6 +10,9 @@ import { startTestApp, TestApp } from './helpers/test-app';
 import { waitForRound } from './helpers/watchlists';
 import { hlrLookupsEnv } from './provider-helpers';
 
+/** A start-up of the built service on a loaded machine: generous, it is waited for as an event (its log line). */
+const STARTUP_MS = 120_000;
+
 async function checkedSoFar(t: TestApp, watchlistId: string, round: number): Promise<number> {
   const [row] = await t.db.query(`SELECT count(*) AS done FROM watchlist_entries WHERE watchlist_id = $1 AND checked_round >= $2`, [watchlistId, round]);
   return Number(row.done);
@@ -60,11 +63,11 @@ describe('watchlist rounds across processes', () => {
     const phones = distinctNumbers(1000, 61);
     const port = await freePort();
 
-    const first = await startServiceProcess(env(group), port);
+    const first = await startServiceProcess(env(group), port, { compiled: true });
     let id: string;
     let checkedBeforeKill: number;
     try {
-      await first.waitFor(/listening on/);
+      await first.waitFor(/listening on/, STARTUP_MS);
       const res = await request(first.baseUrl).post('/api/v1/watchlists').set(account.auth).send({ phones, interval: 'daily' }).expect(201);
       id = res.body.id;
       expect(res.body).toMatchObject({ total: 1000, cost_per_round: 4000 });
@@ -79,9 +82,9 @@ describe('watchlist rounds across processes', () => {
     }
 
     simulator.resetStats();
-    const second = await startServiceProcess(env(group), port);
+    const second = await startServiceProcess(env(group), port, { compiled: true });
     try {
-      await second.waitFor(/listening on/);
+      await second.waitFor(/listening on/, STARTUP_MS);
       const done = await waitForRound(second.baseUrl, account.auth, id, 1, 90_000);
       expect(done.last_round).toMatchObject({ round: 1, checked: 1000, failed: 0, changes: 0 });
     } finally {
@@ -92,5 +95,5 @@ describe('watchlist rounds across processes', () => {
     expect(await checkedSoFar(t, id, 1)).toBe(1000);
     expect(await chargesPerNumber(t, id)).toEqual({ numbers: 1000, charges: 1000, maxPerNumber: 1 });
     expect(await ledgerState(t.db, account.id)).toEqual({ balance: 6000, ledgerSum: 6000, byType: { TOPUP: 1, CHARGE: 1000 }, unsettledCharges: 0 });
-  }, 180_000);
+  }, 400_000);
 });
