@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import * as addresses from '../src/common/callback-address';
+import dns from 'node:dns';
 import { CallbackClient, CallbackFailedError } from '../src/webhooks/callback.client';
 import { createAccount } from './factories/accounts';
 import { ledgerState } from './helpers/ledger';
@@ -94,14 +94,15 @@ describe('bulk callback_url: public addresses only (server-side request forgery)
     await expect(delivery).rejects.toThrow(/localhost is this machine/);
     // A name its spelling does not give away is checked on what it resolves to, at connection time:
     // "hooks.example.test" is resolved here as "localhost" would be (127.0.0.1, from /etc/hosts).
-    const realLookup = addresses.publicOnlyLookup;
+    const realLookup = dns.lookup;
     const lookup = jest
-      .spyOn(addresses, 'publicOnlyLookup')
-      .mockImplementation((hostname, options, callback) => realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback));
+      .spyOn(dns, 'lookup')
+      .mockImplementation(((hostname: string, options: dns.LookupAllOptions, callback: (...args: unknown[]) => void) =>
+        realLookup(hostname === 'hooks.example.test' ? 'localhost' : hostname, options, callback)) as unknown as typeof dns.lookup);
     try {
       const disguised = client.post('http://hooks.example.test/hook', { id: 'x' }, ['secret']);
-      await expect(disguised).rejects.toThrow(/not delivered: localhost resolves to no public address \(127\.0\.0\.1/);
-      expect(lookup).toHaveBeenCalled();
+      await expect(disguised).rejects.toThrow(/not delivered: hooks\.example\.test resolves to no public address \(127\.0\.0\.1/);
+      expect(lookup).toHaveBeenCalledWith('hooks.example.test', expect.anything(), expect.any(Function));
     } finally {
       lookup.mockRestore();
     }

@@ -16,8 +16,8 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { TransactionsModule } from '../../src/database/transactions';
 import { DatabaseLogger } from '../../src/logging/database-logger';
 import { MetricsModule } from '../../src/metrics/metrics.module';
-import { withClient } from '../global-setup';
 import { ManualClock, ManualScheduler } from '../helpers/manual-clock';
+import { createOwnDatabase, OwnDatabase } from '../helpers/own-database';
 
 export interface MediumOptions {
   /** The feature modules under test (with what they import); no HTTP, no AppModule. */
@@ -111,16 +111,6 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
 }
 
 /** A database of the file's own, copied from the run's migrated template (test/global-setup.ts). */
-async function databaseOfItsOwn(): Promise<{ url: string; drop(): Promise<void> }> {
-  const template = process.env.TEST_TEMPLATE_DATABASE;
-  if (!template) throw new Error('No template database: run the medium tier through jest (test/global-setup.ts makes it)');
-  const url = new URL(process.env.DATABASE_URL!);
-  const name = `${url.pathname.slice(1)}_m${randomBytes(5).toString('hex')}`;
-  await withClient(url.toString(), (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
-  const own = new URL(url);
-  own.pathname = `/${name}`;
-  return {
-    url: own.toString(),
-    drop: () => withClient(url.toString(), (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
-  };
+function databaseOfItsOwn(): Promise<OwnDatabase> {
+  return createOwnDatabase(process.env.DATABASE_URL!, process.env.TEST_TEMPLATE_DATABASE, 'm');
 }
