@@ -27,12 +27,24 @@ export interface ShutdownPlan {
 /**
  * SIGTERM, SIGINT and SIGHUP (the terminal closed) alike: drain requests, close the application, then stop the embedded database,
  * all within SHUTDOWN_TIMEOUT_MS. Whatever does not answer in time (a database, Redis or queue that is
- * gone) is given up on and named in the log, and the exit code is 1. A second signal stops at once.
+ * gone) is given up on and named in the log, and the exit code is 1.
+ *
+ * Signals repeat without anyone insisting: a closing terminal sends SIGHUP twice (the shell, then the
+ * kernel), and one Ctrl-C under `npm start` arrives twice (the terminal signals the whole foreground job,
+ * and npm forwards it). So a repeated signal does not cut the shutdown short: SIGHUP never does (nobody is
+ * left at a closed terminal), and only the STOP_NOW_AFTER-th SIGINT or SIGTERM stops at once (Ctrl-C
+ * pressed a second time under npm, a third time without it). SHUTDOWN_TIMEOUT_MS bounds everything anyway.
  */
 export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdown')): void {
   let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
+  let insisting = 0;
+  const shutdown = async (signal: ShutdownSignal): Promise<void> => {
+    if (signal !== 'SIGHUP') insisting++;
     if (stopping) {
+      if (insisting < STOP_NOW_AFTER) {
+        logger.warn(`${signal} again: the shutdown goes on (the ${ordinal(STOP_NOW_AFTER)} SIGINT or SIGTERM stops at once)`);
+        return;
+      }
       logger.warn(`${signal} again: stopping now, without waiting for the rest`);
       return plan.stopDatabase(FORCED_STOP_MS).finally(() => plan.exit(1));
     }
@@ -77,3 +89,11 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
 
 /** Each starts the same orderly shutdown; SIGHUP is a closed terminal (its default would skip every step). */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
+
+/** The SIGINT or SIGTERM that stops a running shutdown at once, counting the one that started it. */
+export const STOP_NOW_AFTER = 3;
+
+function ordinal(n: number): string {
+  return ['first', 'second', 'third', 'fourth'][n - 1] ?? `${n}th`;
+}
