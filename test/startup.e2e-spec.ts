@@ -5,7 +5,7 @@ import request from 'supertest';
 import { migrate } from '../src/database/database-runtime';
 import { isProcessAlive, temporaryDataDir } from '../src/database/embedded-postgres';
 import { eventually } from './helpers/eventually';
-import { freePort, startServiceProcess } from './helpers/service-process';
+import { freePort, PROCESS_TEST_TIMEOUT_MS, START_DEADLINE_MS, startServiceProcess } from './helpers/service-process';
 import { startTestApp } from './helpers/test-app';
 
 /** An empty database on the e2e server, and a way to drop it. */
@@ -45,7 +45,7 @@ describe('starting the service (npm start)', () => {
     const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
     try {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
-      await service.waitFor(/listening on/);
+      await service.listening();
       // Logs are JSON here (not a terminal): every line of the output is one JSON object, the ready
       // banner included, and Nest's module/route narration is not among them (debug level).
       const lines = service.output().trim().split('\n').filter((line) => !line.startsWith('npm '));
@@ -71,7 +71,7 @@ describe('starting the service (npm start)', () => {
       // A second start reuses the data: no second demo account, the first key still works.
       const again = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
       try {
-        await again.waitFor(/listening on/);
+        await again.listening();
         expect(again.output()).not.toMatch(/pf_live_/);
         // Later starts say how to get a new key for the demo account, as a command that works.
         const [, issueKey, accountId] = await again.waitFor(/(npm run admin -- issue-key ([0-9a-f-]{36}))/);
@@ -87,19 +87,19 @@ describe('starting the service (npm start)', () => {
       await rm(dataDir, { recursive: true, force: true });
       await rm(`${dataDir}.password`, { force: true });
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('after a SIGKILL: the next start stops the orphaned postmaster and comes up', async () => {
     const dataDir = temporaryDataDir('sigkill');
     const port = await freePort();
     const first = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
     try {
-      await first.waitFor(/listening on/);
+      await first.listening();
       const postmasterPid = Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]);
       await first.stop('SIGKILL');
       const second = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, port);
       try {
-        await second.waitFor(/listening on/);
+        await second.listening();
         expect(isProcessAlive(postmasterPid)).toBe(false);
         await request(second.baseUrl).get('/health/ready').expect(200);
       } finally {
@@ -110,7 +110,7 @@ describe('starting the service (npm start)', () => {
       await rm(dataDir, { recursive: true, force: true });
       await rm(`${dataDir}.password`, { force: true });
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('runs its embedded PostgreSQL outside the terminal\'s process group, restarts it when it dies, and on Ctrl-C stops it last', async () => {
     const dataDir = temporaryDataDir('lifecycle');
@@ -118,7 +118,7 @@ describe('starting the service (npm start)', () => {
     const service = await startServiceProcess({ DATABASE_URL: '', EMBEDDED_PG_DIR: dataDir }, await freePort(), { ownProcessGroup: true });
     try {
       const [, apiKey] = await service.waitFor(/(pf_live_[0-9A-Za-z]{32})/);
-      await service.waitFor(/listening on/);
+      await service.listening();
       const auth = { Authorization: `Bearer ${apiKey}` };
       const firstServer = postmasterPid(dataDir);
       expect(groupAndSession(firstServer).group).not.toBe(service.child.pid);
@@ -129,7 +129,7 @@ describe('starting the service (npm start)', () => {
       await service.waitFor(/embedded PostgreSQL is running again/);
       const secondServer = postmasterPid(dataDir);
       expect(secondServer).not.toBe(firstServer);
-      const ready = await eventually(async () => (await request(service.baseUrl).get('/health/ready')).status, (status) => status === 200, 15_000);
+      const ready = await eventually(async () => (await request(service.baseUrl).get('/health/ready')).status, (status) => status === 200, START_DEADLINE_MS);
       expect(ready).toBe(200);
       await request(service.baseUrl).post('/api/v1/filter').set(auth).send({ phone: '+447400123456' }).expect(200);
 
@@ -148,13 +148,13 @@ describe('starting the service (npm start)', () => {
       await rm(dataDir, { recursive: true, force: true });
       await rm(`${dataDir}.password`, { force: true });
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('with DATABASE_URL: three instances started together on an empty database all come up', async () => {
     const database = await freshDatabase(`phone_filter_together_${process.pid}`);
     const instances = await Promise.all([0, 1, 2].map(async () => startServiceProcess({ DATABASE_URL: database.url, REDIS_URL: '' }, await freePort())));
     try {
-      await Promise.all(instances.map((instance) => instance.waitFor(/listening on/, 90_000)));
+      await Promise.all(instances.map((instance) => instance.listening()));
       for (const instance of instances) await request(instance.baseUrl).get('/health/ready').expect(200);
       expect(instances.filter((instance) => /Applied migrations/.test(instance.output()))).toHaveLength(1);
       expect(instances.map((instance) => instance.output()).join('\n')).not.toMatch(/deadlock/);
@@ -162,7 +162,7 @@ describe('starting the service (npm start)', () => {
       await Promise.all(instances.map((instance) => instance.stop()));
       await database.drop();
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('three apps initialised at the same moment on a freshly migrated database set the bulk queue up once, without a deadlock', async () => {
     const database = await freshDatabase(`phone_filter_queue_setup_${process.pid}`);
@@ -175,13 +175,13 @@ describe('starting the service (npm start)', () => {
       await Promise.all(started.map((result) => (result.status === 'fulfilled' ? result.value.close() : undefined)));
       await database.drop();
     }
-  }, 60_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('with DATABASE_URL: migrates an empty database and serves', async () => {
     const database = await freshDatabase(`phone_filter_startup_${process.pid}`);
     const service = await startServiceProcess({ DATABASE_URL: database.url }, await freePort());
     try {
-      await service.waitFor(/listening on/);
+      await service.listening();
       expect(service.output()).toMatch(/Applied migrations: InitialSchema/);
       expect(service.output()).not.toMatch(/pf_live_/); // no demo account outside the embedded database
       await request(service.baseUrl).get('/health/ready').expect(200);
@@ -198,12 +198,12 @@ describe('starting the service (npm start)', () => {
       await service.stop();
       await database.drop();
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('a port already in use: one line saying so, exit 1, and the pretty format on request', async () => {
     const first = await startServiceProcess({ LOG_FORMAT: 'pretty' }, await freePort());
     try {
-      await first.waitFor(/listening on/);
+      await first.listening();
       // LOG_FORMAT=pretty: human-readable lines, not JSON, and none of Nest's per-module chatter.
       expect(first.output()).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: \[Bootstrap\] Phone Filter listening on/m);
       expect(first.output()).not.toMatch(/^\{"level"/m);
@@ -221,13 +221,13 @@ describe('starting the service (npm start)', () => {
     } finally {
       await first.stop();
     }
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('a start-up mistake is one line naming the fix, with no stack: a bad configuration, PostgreSQL not running at DATABASE_URL', async () => {
     const closedPort = await freePort();
     const [badConfig, noDatabase] = await Promise.all([
-      startServiceProcess({ PORT: 'abc', PROVIDER: 'carrier-pigeon' }, 1, { compiled: true }),
-      startServiceProcess({ DATABASE_URL: `postgres://postgres:secret-pw@127.0.0.1:${closedPort}/app` }, await freePort(), { compiled: true }),
+      startServiceProcess({ PORT: 'abc', PROVIDER: 'carrier-pigeon' }, 1),
+      startServiceProcess({ DATABASE_URL: `postgres://postgres:secret-pw@127.0.0.1:${closedPort}/app` }, await freePort()),
     ]);
     expect(await badConfig.exited).toBe(1);
     expect(await noDatabase.exited).toBe(1);
@@ -241,5 +241,5 @@ describe('starting the service (npm start)', () => {
       }),
     ]);
     for (const output of [badConfig.output(), noDatabase.output()]) expect(output).not.toMatch(/ {4}at |secret-pw|"stack"/);
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -5,8 +5,10 @@ export interface ServiceProcess {
   child: ChildProcess;
   baseUrl: string;
   output: () => string;
-  /** Resolves when the output matches. */
+  /** Resolves when the output matches; rejects when the service exits first or the deadline passes. */
   waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  /** Resolves once the service listens (its "listening on" line). */
+  listening: () => Promise<void>;
   exited: Promise<number | null>;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
@@ -14,22 +16,43 @@ export interface ServiceProcess {
 export const ROOT = resolve(__dirname, '../..');
 
 /**
- * Runs the real service (src/main.ts) as a child process, as `npm start` would, on a given port;
- * from this checkout, or from `cwd` (a copy of it).
+ * How long a start-up may take before a test gives up on it. A start of the built service takes 2 s of
+ * CPU; on a machine loaded at 20 (two busy loops beside other test runs) that was 19 s of wall time, and
+ * a first start also initialises an embedded PostgreSQL. A deadline is only ever reached by a failure.
+ */
+export const START_DEADLINE_MS = 180_000;
+/** A process-level test that starts the service once or twice. */
+export const PROCESS_TEST_TIMEOUT_MS = 2 * START_DEADLINE_MS;
+
+let built: Promise<void> | undefined;
+
+/**
+ * The service compiled into dist/ (what `npm start` runs), built once per test file and only when a
+ * source changed (tools/start/build-if-changed.mjs holds a lock, so files building at once build once).
+ * Starting it through ts-node took 9-10 s of CPU a start, five times the built service's.
+ */
+export function buildService(): Promise<void> {
+  built ??= new Promise((resolveBuild, reject) =>
+    execFile(process.execPath, ['tools/start/build-if-changed.mjs'], { cwd: ROOT, timeout: START_DEADLINE_MS }, (error, stdout, stderr) =>
+      error ? reject(new Error(`the build failed:\n${stdout}${stderr}`)) : resolveBuild(),
+    ),
+  );
+  return built;
+}
+
+/**
+ * Runs the real service (dist/src/main.js, built from this checkout's sources) as a child process, as
+ * `npm start` would, on a given port; from this checkout, or from `cwd` (a copy of it, with its own dist/).
  * `ownProcessGroup`: as the foreground job of a terminal, so a test can signal the whole group as Ctrl-C does.
+ * `npmStart`: the real `npm start` (build what changed, then the built service), `child` being npm.
  */
 export async function startServiceProcess(
   env: Record<string, string | undefined>,
   port: number,
-  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean; compiled?: boolean } = {},
+  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean } = {},
 ): Promise<ServiceProcess> {
-  // npmStart: the real `npm start` (build what changed, then the built service), `child` being npm.
-  // compiled: the built service (dist/, brought up to date once), as `npm start` runs it, without npm:
-  // seconds faster to start than src/ through ts-node.
-  if (options.compiled) await buildOnce();
-  const [command, args] = options.npmStart
-    ? ['npm', ['start']]
-    : [process.execPath, options.compiled ? ['dist/src/main'] : ['-r', 'ts-node/register/transpile-only', 'src/main.ts']];
+  await buildService();
+  const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['--enable-source-maps', 'dist/src/main.js']];
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     detached: options.ownProcessGroup ?? false,
@@ -46,7 +69,7 @@ export async function startServiceProcess(
   child.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolveExit) => child.on('exit', (code) => resolveExit(code)));
 
-  const waitFor = (pattern: RegExp, timeoutMs = 45_000) =>
+  const waitFor = (pattern: RegExp, timeoutMs = START_DEADLINE_MS) =>
     new Promise<RegExpMatchArray>((resolveMatch, reject) => {
       const check = () => {
         const match = output.match(pattern);
@@ -76,24 +99,13 @@ export async function startServiceProcess(
     baseUrl: `http://127.0.0.1:${port}`,
     output: () => output,
     waitFor,
+    listening: () => waitFor(/listening on/).then(() => undefined),
     exited,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
-}
-
-let built: Promise<void> | undefined;
-
-/** dist/ up to date with the sources (tools/start/build-if-changed.mjs), once per test file. */
-function buildOnce(): Promise<void> {
-  built ??= new Promise((resolveBuild, reject) =>
-    execFile(process.execPath, ['tools/start/build-if-changed.mjs'], { cwd: ROOT }, (error, stdout, stderr) =>
-      error ? reject(new Error(`the build failed:\n${stdout}${stderr}`)) : resolveBuild(),
-    ),
-  );
-  return built;
 }
 
 export { freePort } from '../../src/common/net';

@@ -2,8 +2,9 @@ import { createServer, Server, Socket, connect } from 'node:net';
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a real server, which a test can cut to simulate an outage,
- * reset (every connection dropped, the next ones accepted), make lose the server's replies, or
- * blackhole (connections accepted, nothing forwarded either way, no answer ever).
+ * reset (every connection dropped, the next ones accepted), make lose the server's replies, hold them
+ * until the test releases them, or blackhole (connections accepted, nothing forwarded either way, no
+ * answer ever).
  */
 export class TcpProxy {
   private server: Server | undefined;
@@ -12,6 +13,7 @@ export class TcpProxy {
   private readonly pairs = new Map<Socket, Socket>();
   private refusing = false;
   private blackholed = false;
+  private holding = false;
   port = 0;
   /** Connections dropped by `reset` so far. */
   resets = 0;
@@ -44,7 +46,8 @@ export class TcpProxy {
     const upstream = connect(this.targetPort, this.targetHost);
     this.track(upstream);
     // Piped (cheap, with back-pressure) until a fault needs to drop what passes: see loseReplies, blackhole.
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    if (!this.holding) upstream.pipe(client);
     this.pairs.set(client, upstream);
     client.on('close', () => {
       this.pairs.delete(client);
@@ -100,6 +103,21 @@ export class TcpProxy {
       upstream.unpipe();
       upstream.on('data', () => undefined);
     }
+  }
+
+  /**
+   * From now on the server's replies wait in the proxy (requests still reach the server), on the open
+   * connections and new ones, until `release`: a server that answers exactly when the test says.
+   */
+  hold(): void {
+    this.holding = true;
+    for (const [client, upstream] of this.pairs) upstream.unpipe(client);
+  }
+
+  /** Forwards what `hold` kept, and everything after it. */
+  release(): void {
+    this.holding = false;
+    for (const [client, upstream] of this.pairs) upstream.pipe(client);
   }
 
   /** Nothing forwarded either way, on the open connections and new ones, until `unblackhole`. */
