@@ -185,3 +185,33 @@ describe('HTTP hardening settings (issue 24)', () => {
     expect(() => validateEnvironment({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
   });
 });
+
+describe('ADMIN_TOKEN in production (issue 35 point 7)', () => {
+  const production = { NODE_ENV: 'production', DATA_HASH_KEY: PRODUCTION_KEY };
+
+  it('refuses the placeholder of the examples with one line that names the fix and never the token', () => {
+    let error: unknown;
+    try {
+      validateEnvironment({ ...production, ADMIN_TOKEN: 'change-me-admin-token' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    const message = (error as Error).message;
+    expect(message).toBe(
+      'ADMIN_TOKEN is a placeholder from an example, which NODE_ENV=production refuses: set it to a random secret of at least 32 characters (e.g. `openssl rand -hex 24`), or unset it to turn the admin API off.',
+    );
+  });
+
+  it('refuses a short or low-variety token in production, and accepts a random one', () => {
+    expect(() => validateEnvironment({ ...production, ADMIN_TOKEN: 'k3J9xQ2mP7vL0wR5' })).toThrow(/^ADMIN_TOKEN has 16 characters, too short for NODE_ENV=production/);
+    expect(() => validateEnvironment({ ...production, ADMIN_TOKEN: 'ab'.repeat(20) })).toThrow(/^ADMIN_TOKEN has only 2 different characters/);
+    expect(validateEnvironment({ ...production, ADMIN_TOKEN: 'c0d1e3f47a9b82d6e5f1a0b3c4d7e8f9a1b2c3d4e5f60718' }).ADMIN_TOKEN).toHaveLength(48);
+    expect(validateEnvironment(production).ADMIN_TOKEN).toBeUndefined(); // unset: the admin API off
+  });
+
+  it('outside production the 16-character minimum is the only rule (a laptop demo may say change-me)', () => {
+    expect(validateEnvironment({ ADMIN_TOKEN: 'change-me-admin-token' }).ADMIN_TOKEN).toBe('change-me-admin-token');
+    expect(validateEnvironment({ NODE_ENV: 'test', ADMIN_TOKEN: 'k3J9xQ2mP7vL0wR5' }).ADMIN_TOKEN).toBe('k3J9xQ2mP7vL0wR5');
+  });
+});

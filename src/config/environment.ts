@@ -20,6 +20,7 @@ import { parseRiskDestinations } from './risk-destinations';
 import { UPSTREAM_ADAPTER_NAMES, type UpstreamAdapterName } from './upstream-adapters';
 import { Doc } from './variable-doc';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
+import { productionAdminTokenProblem } from './admin-token';
 
 /** A string the given parser accepts (the parser, not a regex, is the one definition of the format). */
 function ParsesWith(parse: (raw: string) => unknown, message: string, options?: ValidationOptions): PropertyDecorator {
@@ -580,5 +581,7 @@ export function validateEnvironment(raw: Record<string, unknown>): EnvironmentVa
   }
   if (problems.length > 0) throw new ConfigurationError(`Invalid configuration:\n${problems.join('\n')}`);
   if (env.NODE_ENV === 'production' && !env.DATA_HASH_KEY) throw new ConfigurationError(DATA_HASH_KEY_REQUIRED);
+  const adminTokenProblem = env.NODE_ENV === 'production' && env.ADMIN_TOKEN !== undefined ? productionAdminTokenProblem(env.ADMIN_TOKEN) : undefined;
+  if (adminTokenProblem) throw new ConfigurationError(adminTokenProblem);
   return env;
 }
