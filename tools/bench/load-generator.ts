@@ -7,6 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import type { Clock } from '../../src/common/clock';
 
 export interface LoadRequest {
   url: string;
@@ -96,7 +97,6 @@ export async function paced(request: LoadRequest): Promise<LoadFigures> {
   const pool = new Pool(url.origin, { connections: request.connections, pipelining: 1 });
   const rate = request.overallRate!;
   const total = Math.round(rate * request.durationSeconds);
-  const intervalMs = 1000 / rate;
   const start = performance.now() + 5;
   const end = start + request.durationSeconds * 1000;
   const latencies: number[] = [];
@@ -130,16 +130,7 @@ export async function paced(request: LoadRequest): Promise<LoadFigures> {
       .finally(() => inFlight.delete(outcome));
     inFlight.add(outcome);
   };
-  await new Promise<void>((sentAll) => {
-    let sent = 0;
-    const tick = () => {
-      const now = performance.now();
-      for (; sent < total && start + sent * intervalMs <= now; sent++) send(start + sent * intervalMs);
-      if (sent < total) setTimeout(tick, Math.max(0, start + sent * intervalMs - performance.now()));
-      else sentAll();
-    };
-    setTimeout(tick, 5);
-  });
+  await paceSends({ total, rate, start }, PERFORMANCE_CLOCK, send);
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([Promise.all([...inFlight]), new Promise<void>((timedOut) => (timer = setTimeout(timedOut, PACED_DRAIN_MS)))]);
   clearTimeout(timer);
@@ -157,6 +148,39 @@ export async function paced(request: LoadRequest): Promise<LoadFigures> {
     errors,
     sendLateP99: percentiles(lateness)(0.99),
   };
+}
+
+/** The time of the pacing: what a Clock offers (test/helpers/manual-clock.ts drives it in the tests). */
+export type PaceClock = Pick<Clock, 'now' | 'timer'>;
+
+/** performance.now() (sub-millisecond) and Node's timers, kept alive: the generator waits on nothing else. */
+const PERFORMANCE_CLOCK: PaceClock = {
+  now: () => performance.now(),
+  timer: (ms, fire) => {
+    const handle = setTimeout(fire, ms);
+    return { cancel: () => clearTimeout(handle) };
+  },
+};
+
+/**
+ * The even schedule: request i is due at `start` + i/rate (ms, on `clock`) and sent as soon as a timer
+ * finds it due, with its due time; a timer that fires late sends every request that fell due meanwhile,
+ * in order, at once (none skipped, none early). Resolves once all `total` are sent.
+ */
+export function paceSends(schedule: { total: number; rate: number; start: number }, clock: PaceClock, send: (due: number) => void): Promise<void> {
+  const { total, rate, start } = schedule;
+  const intervalMs = 1000 / rate;
+  return new Promise<void>((sentAll) => {
+    let sent = 0;
+    const tick = () => {
+      const now = clock.now();
+      for (; sent < total && start + sent * intervalMs <= now; sent++) send(start + sent * intervalMs);
+      if (sent < total) clock.timer(Math.max(0, start + sent * intervalMs - clock.now()), tick);
+      else sentAll();
+    };
+    if (total === 0) sentAll();
+    else clock.timer(Math.max(0, start - clock.now()), tick);
+  });
 }
 
 /** The values sorted once; then each share's nearest rank, in ms to two decimals (NaN when there is none). */
