@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { isProcessAlive, temporaryDataDir } from '../src/database/embedded-postgres';
 import { eventually } from './helpers/eventually';
 import { childrenOf, gone, postgresOf } from './helpers/processes';
-import { freePort, ServiceProcess, startServiceProcess } from './helpers/service-process';
+import { freePort, PROCESS_TEST_TIMEOUT_MS, ServiceProcess, START_DEADLINE_MS, startServiceProcess } from './helpers/service-process';
 
 function commandLine(pid: number): string {
   return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
@@ -11,7 +11,7 @@ function commandLine(pid: number): string {
 
 /** `npm start` up and serving: npm's pid, the service's (npm's only child), the postmaster's. */
 async function started(service: ServiceProcess, dataDir: string): Promise<{ npm: number; node: number; postmaster: number }> {
-  await service.waitFor(/listening on/, 240_000); // the first start builds dist/
+  await service.listening(); // npm start builds what changed first: startServiceProcess built it already
   const npm = service.child.pid!;
   const children = childrenOf(npm);
   // npm's child IS the service (sh exec'd it): no shell or `nest start` in between to swallow a signal.
@@ -36,7 +36,7 @@ describe('npm start leaves nothing running once stopped the ordinary ways', () =
       const { npm, node, postmaster } = await started(service, dataDir);
       process.kill(npm, 'SIGTERM');
       await service.exited;
-      expect(await eventually(() => gone(node) && gone(postmaster), (done) => done, 15_000)).toBe(true);
+      expect(await eventually(() => gone(node) && gone(postmaster), (done) => done, START_DEADLINE_MS)).toBe(true);
       expect(postgresOf(dataDir)).toEqual([]);
       expect(service.output()).toMatch(/SIGTERM: shutting down/);
       expect(service.output()).toMatch(/"msg":"Stopped"/);
@@ -44,7 +44,7 @@ describe('npm start leaves nothing running once stopped the ordinary ways', () =
       await service.stop('SIGKILL');
       await removeCluster(dataDir);
     }
-  }, 300_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('closing the terminal (SIGHUP to the process group): the service shuts down in order and stops the embedded PostgreSQL', async () => {
     const dataDir = temporaryDataDir('npm-hangup');
@@ -53,12 +53,12 @@ describe('npm start leaves nothing running once stopped the ordinary ways', () =
       const { npm, node, postmaster } = await started(service, dataDir);
       process.kill(-npm, 'SIGHUP'); // the terminal's hangup reaches its whole foreground job
       await service.exited;
-      expect(await eventually(() => gone(node) && gone(postmaster), (done) => done, 15_000)).toBe(true);
+      expect(await eventually(() => gone(node) && gone(postmaster), (done) => done, START_DEADLINE_MS)).toBe(true);
       expect(postgresOf(dataDir)).toEqual([]);
       expect(service.output()).toMatch(/SIGHUP: shutting down/);
     } finally {
       await service.stop('SIGKILL');
       await removeCluster(dataDir);
     }
-  }, 300_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -73,7 +73,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         'Set DATABASE_URL to use an existing PostgreSQL server instead.',
     );
   }
-  server.onUnexpectedExit = (exit) => void restart(server, exit, options.onLost);
+  // The supervisor's work in progress: stop() ends it too, so that nothing starts a server after it.
+  let supervising: Promise<void> = Promise.resolve();
+  server.onUnexpectedExit = (exit) => void (supervising = restart(server, exit, options.onLost));
 
   return {
     url: url(server.port),
@@ -81,6 +83,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     binariesStagedIn: binaries.stagedIn,
     stop: async (timeoutMs?: number) => {
       await server.stop(timeoutMs);
+      await supervising;
       if (!options.persistent) {
         await rm(dataDir, { recursive: true, force: true });
         await rm(`${dataDir}.password`, { force: true });
