@@ -1,18 +1,18 @@
 import { startUpstreamSimulator, UpstreamSimulator } from '../../tools/upstream-simulator/simulator';
 import { answeredEntries, distinctNumbers, waitForBulkJob } from '../helpers/bulk';
 import { eventually } from '../helpers/eventually';
+import { START_DEADLINE_MS } from '../helpers/service-process';
 import { TcpProxy } from '../helpers/tcp-proxy';
 import { hlrLookupsEnv } from '../provider-helpers';
 import { createAccountOver, HttpAccount, Instance, startInstances } from './helpers/instances';
 import { checkInvariants, HOLDS, Violations } from './helpers/invariants';
-import { Call, retryKeyedCalls, startLoad } from './helpers/load';
+import { Attempt, Call, LOAD_DEADLINE_MS, Load, retryKeyedCalls, startLoad } from './helpers/load';
 import { OwnPostgres, startOwnPostgres } from './helpers/own-postgres';
 import { OwnRedis, startOwnRedis } from './helpers/own-redis';
 
 const REFUND_AFTER_SECONDS = 6;
-/** How long a fault lasts, and how long the load runs before and after it. */
-const FAULT_MS = 1500;
-const AROUND_MS = 1500;
+/** How many calls the load has answered before a fault, and answers again after it (the service recovered). */
+const AROUND = 20;
 /**
  * Asynchronous commits reach the WAL on disk within 3 × wal_writer_delay (200 ms) when the WAL writer gets
  * the CPU; with the two cores busy (the suite's own load, or other work on the machine) it runs late, and
@@ -21,6 +21,9 @@ const AROUND_MS = 1500;
  * answered at most this long before it (a bound of the test machine's starvation, not of PostgreSQL).
  */
 const ASYNC_COMMIT_LOSS_MS = 3000;
+
+/** A fault's test: starts and waits included, on a busy machine; a deadline only a failure reaches. */
+const FAULT_TEST_TIMEOUT_MS = 2 * START_DEADLINE_MS + 2 * LOAD_DEADLINE_MS;
 
 /** Each instance's allowance of Redis waiting per API request (REDIS_CALL_BUDGET_MS). */
 const REDIS_BUDGET_MS = 500;
@@ -50,7 +53,6 @@ async function pendingGiveBacks(url: string): Promise<number> {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Two instances on one PostgreSQL, one Redis and the upstream simulator, all owned by the test, under
@@ -86,7 +88,7 @@ describe('faults under load never cost anyone money', () => {
       BULK_POLL_INTERVAL_SECONDS: '0.5',
     });
     account = await createAccountOver(instances[0].url, { plan: 'enterprise', credits: 1_000_000 });
-  }, 120_000);
+  }, 2 * START_DEADLINE_MS);
   afterAll(async () => {
     await Promise.all(instances.map((one) => one.kill()));
     await simulator?.close();
@@ -95,12 +97,22 @@ describe('faults under load never cost anyone money', () => {
     await pg?.close();
   });
 
-  /** The load runs around `fault`; returns its calls. */
-  async function underLoad(fault: () => Promise<void>): Promise<Call[]> {
+  const answered200 = (count: number) => (attempts: Attempt[]) => attempts.filter((attempt) => attempt.status === 200).length >= count;
+
+  /**
+   * The load runs around `fault`: until it has answered AROUND calls, then through the fault (which waits
+   * on the load for what it needs to see), then until AROUND more are answered; returns its calls.
+   */
+  async function underLoad(fault: (load: Load) => Promise<void>): Promise<Call[]> {
     const load = startLoad(instances, account);
-    await sleep(AROUND_MS);
-    await fault();
-    await sleep(AROUND_MS);
+    try {
+      await load.until(0, answered200(AROUND));
+      await fault(load);
+      await load.until(load.attempts().length, answered200(AROUND));
+    } catch (error) {
+      await load.stop();
+      throw error;
+    }
     return load.stop();
   }
 
@@ -111,11 +123,11 @@ describe('faults under load never cost anyone money', () => {
   async function afterTheSweep(fault: string, calls: Call[], tolerated?: (call: Call) => boolean): Promise<Violations> {
     // The 503s whose charge an instance gives back once the database answers again: their give-back first.
     const pending = async () => (await Promise.all(instances.map((one) => pendingGiveBacks(one.url)))).reduce((sum, count) => sum + count, 0);
-    expect(await eventually(pending, (count) => count === 0, 60_000, 250)).toBe(0);
+    expect(await eventually(pending, (count) => count === 0, LOAD_DEADLINE_MS, 250)).toBe(0);
     const checked = await eventually(
       () => checkInvariants(pg, calls, tolerated),
       (found) => found.violations.unsettledCharges === 0,
-      (REFUND_AFTER_SECONDS + 10) * 1000,
+      LOAD_DEADLINE_MS,
       500,
     );
     const lost = checked.lostInTheCustomersFavour;
@@ -141,63 +153,70 @@ describe('faults under load never cost anyone money', () => {
     const jobId = await submitBulk(distinctNumbers(1000, 8));
     const calls = await underLoad(() => instances[1].kill());
     // The dead worker's chunks come back once their lease lapses: the job completes while it is still down.
-    expect(await waitForBulkJob(instances[0].url, account.auth, jobId, 45_000)).toMatchObject({ status: 'completed', processed: 1000 });
+    expect(await waitForBulkJob(instances[0].url, account.auth, jobId, LOAD_DEADLINE_MS)).toMatchObject({ status: 'completed', processed: 1000 });
     expect(instances[0].process!.output()).toMatch(/handed out again \(lease lapsed\)/);
     await instances[1].start();
     // A 200 leaves only once its charge is settled: none answered before the kill is refunded.
-    expect(answered(calls)).toBeGreaterThan(10); // a real load, even on a starved machine
+    expect(answered(calls)).toBeGreaterThanOrEqual(AROUND); // a real load, even on a starved machine (a keyed call answers twice: its replay)
     expect(await afterTheSweep('kill -9 of an instance', calls)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('kill -9 and restart of PostgreSQL with calls in flight', async () => {
     let killedAt = 0;
-    const calls = await underLoad(async () => {
+    let restartedAt = 0;
+    const calls = await underLoad(async (load) => {
       killedAt = Date.now();
       await pg.kill();
-      await sleep(FAULT_MS);
+      // Down until the load has seen it: calls answered 503 (or cut) while it is away.
+      await load.until(load.attempts().length, (attempts) => attempts.filter((attempt) => attempt.status === 503).length >= 3);
+      restartedAt = Date.now();
       await pg.restart();
     });
-    // Keys whose answer could not be stored while the database was away, retried once they are older
-    // than the sweep's bound: still charged once.
-    await sleep((REFUND_AFTER_SECONDS + 1) * 1000);
+    // Keys whose answer could not be stored while the database was away, retried once the sweep has had
+    // its turn (every charge left unsettled by the crash refunded, after the bound): still charged once.
+    await eventually(() => checkInvariants(pg, calls, () => true), (found) => found.violations.unsettledCharges === 0, LOAD_DEADLINE_MS, 500);
     await retryKeyedCalls(instances, account, calls);
     // Charges, settles and refunds commit asynchronously (README: Credits): a crash of PostgreSQL may
     // lose the last commits before it, each loss a free call or a refund.
     // A lost commit happened while its attempt was in flight (between sending and the answer, by the
     // test's clock, which a busy machine delays too): tolerated when that flight overlaps the loss window.
     const committedJustBefore = (call: Call) =>
-      call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.sentAt <= killedAt + FAULT_MS);
+      call.attempts.some((attempt) => attempt.at >= killedAt - ASYNC_COMMIT_LOSS_MS && attempt.sentAt <= restartedAt);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 503))).toBe(true);
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
-    console.info(`kill -9 of PostgreSQL at ${killedAt} (test clock), restarted after ${killedAt + FAULT_MS}`);
+    console.info(`kill -9 of PostgreSQL at ${killedAt} (test clock), restarted at ${restartedAt}`);
     expect(await afterTheSweep('kill -9 of PostgreSQL', calls, committedJustBefore)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('Redis stopped and restarted', async () => {
-    const calls = await underLoad(async () => {
+    const calls = await underLoad(async (load) => {
       await redis.stop();
-      await sleep(FAULT_MS);
+      // Down while the load goes on: calls sent after the stop have been answered without it.
+      const stoppedAt = Date.now();
+      await load.until(load.attempts().length, (attempts) => attempts.filter((attempt) => attempt.sentAt >= stoppedAt && attempt.status === 200).length >= 5);
       await redis.start();
     });
-    expect(answered(calls)).toBeGreaterThan(10); // a real load, even on a starved machine
+    expect(answered(calls)).toBeGreaterThanOrEqual(AROUND); // a real load, even on a starved machine (a keyed call answers twice: its replay)
     expect(await afterTheSweep('Redis stopped', calls)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('Redis frozen (SIGSTOP) and thawed: calls still answer meanwhile', async () => {
     let frozenAt = 0;
     let thawedAt = 0;
-    const calls = await underLoad(async () => {
+    // Calls sent once Redis was frozen and answered before the thaw: they went through the rate limiter
+    // and the cache with Redis hung. Without a command timeout, every call waited on the rate limiter
+    // until the thaw, so none would be (the wait below then ends at its deadline, and the count fails).
+    const answeredWhileFrozen = (attempts: Attempt[]) => attempts.filter((attempt) => attempt.status === 200 && attempt.sentAt >= frozenAt && attempt.at < (thawedAt || Number.POSITIVE_INFINITY));
+    const calls = await underLoad(async (load) => {
       redis.freeze();
       frozenAt = Date.now();
-      await sleep(4 * FAULT_MS);
+      await load.until(load.attempts().length, (attempts) => answeredWhileFrozen(attempts).length >= 12).catch(() => undefined);
       thawedAt = Date.now();
       redis.thaw();
     });
-    // Without a command timeout, every call waited on the rate limiter until the thaw (only calls already
-    // past it at the freeze end meanwhile, once the lookup cache's own 500 ms timeout lets them go).
-    const answeredWhileFrozen = calls.flatMap((call) => call.attempts).filter((attempt) => attempt.status === 200 && attempt.at > frozenAt + 1000 && attempt.at < thawedAt);
-    console.info(`Redis frozen: ${answeredWhileFrozen.length} calls answered 200 between 1 s after the freeze and the thaw`);
-    expect(answeredWhileFrozen.length).toBeGreaterThanOrEqual(12);
+    const whileFrozen = answeredWhileFrozen(calls.flatMap((call) => call.attempts));
+    console.info(`Redis frozen: ${whileFrozen.length} calls sent after the freeze answered 200 before the thaw`);
+    expect(whileFrozen.length).toBeGreaterThanOrEqual(12);
     // One allowance per call for all its Redis work (chaos run: up to 2.35 s a call, 300 + 500 + 500 + 500 ms):
     // by each instance's own counters, calls spent it and went on, sending Redis nothing more (the longest
     // wait is printed, not asserted: it is wall-clock time, the budget give or take the event loop's lag).
@@ -212,40 +231,42 @@ describe('faults under load never cost anyone money', () => {
     }
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.status === 500))).toBe(false);
     expect(await afterTheSweep('Redis frozen', calls)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('PostgreSQL connections reset ×20 under load (settles, refunds and charges cut mid-way): no 503 stays charged', async () => {
     const resetsBefore = pgProxy.resets;
-    const calls = await underLoad(async () => {
+    const calls = await underLoad(async (load) => {
       for (let reset = 0; reset < 20; reset++) {
         pgProxy.reset();
-        await sleep(FAULT_MS / 10);
+        // The next reset once the load has used the database again: a call ended after this one.
+        await load.until(load.attempts().length, (attempts) => attempts.length >= 1);
       }
     });
     const attempts = calls.flatMap((call) => call.attempts);
     console.info(`connections reset ×20: ${pgProxy.resets - resetsBefore} connections reset; ${attempts.filter((a) => a.status === 503).length} attempts answered 503`);
     expect(attempts.some((attempt) => attempt.status === 500)).toBe(false);
-    expect(answered(calls)).toBeGreaterThan(10); // a real load, even on a starved machine
+    expect(answered(calls)).toBeGreaterThanOrEqual(AROUND); // a real load, even on a starved machine (a keyed call answers twice: its replay)
     // failedNotRefunded: every call answered 503 (and never 200) keeps no charge; answeredNotCharged: every 200 keeps one.
     expect(await afterTheSweep('PostgreSQL connections reset ×20', calls)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('the upstream stopped and restarted', async () => {
-    const calls = await underLoad(async () => {
+    const calls = await underLoad(async (load) => {
       const port = simulator.port;
       await simulator.close();
-      await sleep(FAULT_MS);
+      // Down until the load has met it: a call answered 503 PROVIDER_UNAVAILABLE.
+      await load.until(load.attempts().length, (attempts) => attempts.some((attempt) => attempt.code === 'PROVIDER_UNAVAILABLE'));
       simulator = await startUpstreamSimulator({ port, latencyMs: 20 });
     });
     expect(calls.some((call) => call.attempts.some((attempt) => attempt.code === 'PROVIDER_UNAVAILABLE'))).toBe(true);
     expect(await afterTheSweep('upstream stopped', calls)).toEqual(HOLDS);
-  }, 90_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 
   it('both instances killed during a bulk job', async () => {
     simulator.setOptions({ latencyMs: 100 });
     const id = await submitBulk(distinctNumbers(200, 9));
     const progress = () => answeredEntries((sql, params) => pg.query(sql, params), id);
-    expect(await eventually(progress, (done) => done >= 40, 20_000, 50)).toBeGreaterThanOrEqual(40);
+    expect(await eventually(progress, (done) => done >= 40, LOAD_DEADLINE_MS, 50)).toBeGreaterThanOrEqual(40);
     await Promise.all(instances.map((one) => one.kill()));
     const atKill = await progress();
     expect(atKill).toBeLessThan(200);
@@ -255,10 +276,10 @@ describe('faults under load never cost anyone money', () => {
     // the whole job is done inside 60 s of the restart (the lease, then a few seconds of lookups on a quiet
     // machine; a CI run on two busy cores once needed more than 30 s for 160 lookups).
     const restartedAt = Date.now();
-    const job = await waitForBulkJob(instances[1].url, account.auth, id, 60_000);
+    const job = await waitForBulkJob(instances[1].url, account.auth, id, LOAD_DEADLINE_MS);
     console.info(`both instances killed during a bulk job: ${atKill}/200 at the kill, completed ${Date.now() - restartedAt} ms after the restart`);
 
     expect(job).toMatchObject({ status: 'completed', processed: 200 });
     expect(await afterTheSweep('both instances killed during a bulk job', [])).toEqual(HOLDS);
-  }, 150_000);
+  }, FAULT_TEST_TIMEOUT_MS);
 });

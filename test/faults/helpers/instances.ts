@@ -28,7 +28,7 @@ function instance(port: number, env: Record<string, string | undefined>): Instan
     },
     async start() {
       current = await startServiceProcess({ ADMIN_TOKEN, ...env }, port);
-      await current.waitFor(/listening on/, 60_000);
+      await current.listening();
     },
     async kill() {
       await current?.stop('SIGKILL');

@@ -22,9 +22,19 @@ export interface Call {
 }
 
 export interface Load {
+  /** Every attempt so far, in the order they ended. */
+  attempts(): Attempt[];
+  /**
+   * Resolves once `accept` says yes of the attempts that ended after `since` (an index into attempts():
+   * 0 for all), looked at as each one ends; rejects after `timeoutMs` (a deadline for a failure only).
+   */
+  until(since: number, accept: (attempts: Attempt[]) => boolean, timeoutMs?: number): Promise<void>;
   /** Stops sending, waits for the calls in flight; returns every call made. */
   stop(): Promise<Call[]>;
 }
+
+/** How long a load may take to show what a test waits for: far more than a busy machine needs. */
+export const LOAD_DEADLINE_MS = 120_000;
 
 const WORKERS = 8;
 const KEYED_SHARE = 0.4;
@@ -40,6 +50,13 @@ const RETRY_PAUSE_MS = 300;
 export function startLoad(instances: Instance[], account: HttpAccount): Load {
   const run = randomBytes(3).toString('hex');
   const calls: Call[] = [];
+  const ended: Attempt[] = [];
+  const watchers = new Set<() => void>();
+  const record = (call: Call, attempt: Attempt) => {
+    call.attempts.push(attempt);
+    ended.push(attempt);
+    for (const watcher of watchers) watcher();
+  };
   let stopping = false;
   let seq = 0;
   const worker = async () => {
@@ -55,12 +72,12 @@ export function startLoad(instances: Instance[], account: HttpAccount): Load {
         const index = (n + attempt) % instances.length;
         const sentAt = Date.now();
         const outcome = await send(instances[index].url, account, body, call.key);
-        call.attempts.push({ instance: index, ...outcome, sentAt, at: Date.now() });
+        record(call, { instance: index, ...outcome, sentAt, at: Date.now() });
         if (outcome.status === 200 && keyed) {
           // A retry of an answered call, on the other instance: a replay, never a second charge.
           const other = (index + 1) % instances.length;
           const replaySentAt = Date.now();
-          call.attempts.push({ instance: other, ...(await send(instances[other].url, account, body, call.key)), sentAt: replaySentAt, at: Date.now() });
+          record(call, { instance: other, ...(await send(instances[other].url, account, body, call.key)), sentAt: replaySentAt, at: Date.now() });
         }
         if (!keyed || !(outcome.status === 0 || outcome.status === 409 || outcome.status >= 500)) break;
         await pause(RETRY_PAUSE_MS);
@@ -70,6 +87,22 @@ export function startLoad(instances: Instance[], account: HttpAccount): Load {
   };
   const workers = Array.from({ length: WORKERS }, () => worker());
   return {
+    attempts: () => ended.slice(),
+    until: (since, accept, timeoutMs = LOAD_DEADLINE_MS) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!accept(ended.slice(since))) return;
+          watchers.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          watchers.delete(check);
+          reject(new Error(`the load did not show what the test waited for within ${timeoutMs} ms (${ended.length - since} attempts since)`));
+        }, timeoutMs);
+        watchers.add(check);
+        check();
+      }),
     stop: async () => {
       stopping = true;
       await Promise.all(workers);
