@@ -7,6 +7,9 @@ import { createAccount, TestAccount } from './factories/accounts';
 import { findChromium, pickLocalChromium } from './helpers/chromium';
 import { startTestApp, TestApp } from './helpers/test-app';
 
+/** How long the browser may take to start or to show something: a busy machine is slow to run Chromium; only a failure waits this long. */
+const BROWSER_DEADLINE_MS = 90_000;
+
 /**
  * Swagger UI in a real browser driven by playwright-core (which never downloads a browser). The
  * browser is CHROMIUM_PATH, a system Chromium, or the one shipped in the @sparticuz/chromium dev
@@ -32,11 +35,11 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
       executablePath: chromiumChoice.executablePath,
       headless: true,
       args: chromiumChoice.args,
-      timeout: 30_000,
+      timeout: BROWSER_DEADLINE_MS,
     });
     page = browser.pages()[0] ?? (await browser.newPage());
-    page.setDefaultTimeout(15_000);
-  }, 60_000);
+    page.setDefaultTimeout(BROWSER_DEADLINE_MS);
+  }, 2 * BROWSER_DEADLINE_MS);
 
   afterAll(async () => {
     await browser?.close();
@@ -110,7 +113,7 @@ describe('Swagger UI (/docs) in headless Chromium', () => {
 
     // Charged like any other call: the default settings (network status) cost 4 credits, twice.
     await expect(t.app.get(CreditsService).balance(account.id)).resolves.toBe(92);
-  }, 90_000);
+  }, 3 * BROWSER_DEADLINE_MS);
 });
 
 describe('the Chromium the browser tests use', () => {
@@ -130,7 +133,7 @@ describe('the Chromium the browser tests use', () => {
   it('the npm package\'s Chromium launches and clicks, whether or not a system one exists', async () => {
     const npm = await findChromium({ CHROMIUM_SOURCE: 'npm' });
     expect(npm.source).toBe('npm');
-    const browser = await chromium.launch({ executablePath: npm.executablePath, args: npm.args, headless: true, timeout: 30_000 });
+    const browser = await chromium.launch({ executablePath: npm.executablePath, args: npm.args, headless: true, timeout: BROWSER_DEADLINE_MS });
     try {
       const page = await browser.newPage();
       await page.setContent('<button onclick="document.title = \'clicked\'">go</button>');
@@ -139,5 +142,5 @@ describe('the Chromium the browser tests use', () => {
     } finally {
       await browser.close();
     }
-  }, 60_000);
+  }, 2 * BROWSER_DEADLINE_MS);
 });

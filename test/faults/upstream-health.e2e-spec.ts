@@ -10,7 +10,14 @@ import { Attempt, Call, LOAD_DEADLINE_MS, startLoad } from './helpers/load';
 import { START_DEADLINE_MS } from '../helpers/service-process';
 import { OwnPostgres, startOwnPostgres } from './helpers/own-postgres';
 
-const REFUND_AFTER_SECONDS = 6;
+/**
+ * The upstream simulator runs in the test's process, which a busy machine starves: its answers may take
+ * seconds. A lookup deadline tighter than that turns the test's load into timeouts (and opens the breaker);
+ * the faults here are the simulator's own (500s, giant bodies, a closed port), which never wait for it.
+ */
+const PROVIDER_TIMEOUT_MS = 10_000;
+/** The shortest sweep bound the configuration accepts for that timeout (one attempt of one upstream, plus 5 s). */
+const REFUND_AFTER_SECONDS = 15;
 const WINDOW_MS = 2000;
 const MiB = 1024 * 1024;
 
@@ -41,7 +48,7 @@ describe('upstream faults under load: the breaker after an idle gap, a giant ups
   beforeAll(async () => {
     [pg, simulator] = await Promise.all([startOwnPostgres(), startUpstreamSimulator({ latencyMs: 20, giantBytes: 200 * MiB })]);
     instances = await startInstances(2, {
-      ...hlrLookupsEnv(simulator.url, { PROVIDER_TIMEOUT_MS: '1000', PROVIDER_RETRIES: '0' }),
+      ...hlrLookupsEnv(simulator.url, { PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS), PROVIDER_RETRIES: '0' }),
       PROVIDER_BREAKER_FAILURE_RATE: '0.5',
       PROVIDER_BREAKER_WINDOW_MS: String(WINDOW_MS),
       PROVIDER_BREAKER_MIN_CALLS: '20',
@@ -134,7 +141,13 @@ describe('the primary upstream killed under load, the backup up', () => {
     [pg, primary, backup] = await Promise.all([startOwnPostgres(), startUpstreamSimulator({ latencyMs: 20 }), startTwilioSimulator({ latencyMs: 20 })]);
     instances = await startInstances(
       2,
-      twoUpstreamsEnv(primary.url, backup.url, { PROVIDER_TIMEOUT_MS: '1000', DATABASE_URL: pg.url, REDIS_URL: undefined, UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: '8' }),
+      twoUpstreamsEnv(primary.url, backup.url, {
+        PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
+        DATABASE_URL: pg.url,
+        REDIS_URL: undefined,
+        // Two upstreams, one attempt each, plus 5 s.
+        UNSETTLED_CHARGE_REFUND_AFTER_SECONDS: String(2 * (PROVIDER_TIMEOUT_MS / 1000) + 5),
+      }),
     );
     account = await createAccountOver(instances[0].url, { plan: 'enterprise', credits: 1_000_000 });
     // The checks both upstreams offer (Twilio has no portability).

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/net';
+import { eventually } from './eventually';
+import { START_DEADLINE_MS } from './service-process';
 
 /** Where a `pgbouncer` binary is (PATH, or Debian's /usr/sbin), or undefined. */
 export function findPgBouncer(): string | undefined {
@@ -72,21 +74,23 @@ export async function startPgBouncer(binary: string, databaseUrl: string, option
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  for (let attempt = 0; ; attempt++) {
-    const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 1000 });
+  // Ready once it answers a query (or gone, if it exited): a start-up deadline only a failure reaches.
+  const answers = async (): Promise<Error | undefined> => {
+    const client = new Client({ connectionString: url.toString(), connectionTimeoutMillis: 10_000 });
     try {
       await client.connect();
       await client.query('SELECT 1');
-      await client.end();
-      break;
+      return undefined;
     } catch (error) {
+      return error as Error;
+    } finally {
       await client.end().catch(() => undefined);
-      if (attempt >= 50 || child.exitCode !== null) {
-        await stop();
-        throw new Error(`pgbouncer did not start: ${(error as Error).message}\n${output}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  };
+  const failure = await eventually(answers, (error) => error === undefined || child.exitCode !== null, START_DEADLINE_MS, 100);
+  if (failure) {
+    await stop();
+    throw new Error(`pgbouncer did not start: ${failure.message}\n${output}`);
   }
   return { url: url.toString(), output: () => output, stop };
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { freePort } from '../../src/common/net';
+import { eventually } from './eventually';
 
 /**
  * The Redis the e2e suites that need one use (rate limits shared between instances, the shared
@@ -39,7 +40,7 @@ export async function ensureTestRedis(env: NodeJS.ProcessEnv = process.env): Pro
   });
   child.unref();
   const url = `redis://127.0.0.1:${port}`;
-  for (let attempt = 0; attempt < 100 && !(await answersPing(url)); attempt++) await new Promise((r) => setTimeout(r, 50));
+  await eventually(() => answersPing(url), (answers) => answers, 60_000, 50);
   if (!(await answersPing(url))) {
     if (child.pid) process.kill(child.pid, 'SIGKILL');
     return { message: `Redis is needed by this suite; none answers at ${configured} and ${binary} did not start on port ${port}.` };

@@ -7,6 +7,8 @@ import { migrate } from '../../../src/database/database-runtime';
 import { isProcessAlive, temporaryDataDir } from '../../../src/database/embedded-postgres';
 import { PostgresServer } from '../../../src/database/postgres-server';
 import { reachableBinaries } from '../../../src/database/embedded-postgres-staging';
+import { eventually } from '../../helpers/eventually';
+import { START_DEADLINE_MS } from '../../helpers/service-process';
 
 /**
  * A PostgreSQL the test owns, on a port of its own (the project's embedded binaries), migrated, that
@@ -48,20 +50,20 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     kill: async () => {
       const pid = server.pid;
       server.kill();
-      for (let i = 0; i < 200 && pid !== undefined && isProcessAlive(pid); i++) await sleep(25);
+      if (pid !== undefined) await eventually(() => isProcessAlive(pid), (alive) => !alive, START_DEADLINE_MS, 25);
     },
     // Each backend runs in a session of its own (PostgreSQL's children call setsid): signal them one by one.
     freeze: () => [server.pid!, ...childrenOf(server.pid!)].forEach((pid) => process.kill(pid, 'SIGSTOP')),
     thaw: () => [server.pid!, ...childrenOf(server.pid!)].forEach((pid) => process.kill(pid, 'SIGCONT')),
     restart: async () => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await server.start();
-        } catch (error) {
-          if (attempt >= 40) throw error;
-          await sleep(250);
-        }
-      }
+      // It starts once the dead server's backends have let go of its shared memory.
+      const failure = await eventually(
+        () => server.start().then(() => undefined, (error: Error) => error),
+        (error) => error === undefined,
+        START_DEADLINE_MS,
+        250,
+      );
+      if (failure) throw failure;
     },
     close: async () => {
       await server.stop(5000);
@@ -84,4 +86,3 @@ function childrenOf(parent: number): number[] {
   return children;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
