@@ -106,7 +106,7 @@ export class EnvironmentVariables {
 
   @Doc({
     section: 'Admin API',
-    text: 'Bearer token of the admin API `/admin/v1` (at least 16 characters; use 24 random bytes or more, e.g. `openssl rand -hex 24`).',
+    text: 'Bearer token of the admin API `/admin/v1` (at least 16 characters; use 24 random bytes or more, e.g. `openssl rand -hex 24`). With `NODE_ENV=production` the service refuses to start with a token shorter than 32 characters, of fewer than 10 different ones, or a placeholder of the examples (like this one).',
     unset: 'the admin API answers 404 everywhere',
     example: 'change-me-to-a-long-random-string',
   })
