@@ -49,7 +49,13 @@ export function buildService(): Promise<void> {
 export async function startServiceProcess(
   env: Record<string, string | undefined>,
   port: number,
-  options: { ownProcessGroup?: boolean; cwd?: string; npmStart?: boolean } = {},
+  options: {
+    ownProcessGroup?: boolean;
+    cwd?: string;
+    npmStart?: boolean;
+    /** The built service is what always runs now; the option stays for the callers that asked for it. */
+    compiled?: boolean;
+  } = {},
 ): Promise<ServiceProcess> {
   await buildService();
   const [command, args] = options.npmStart ? ['npm', ['start']] : [process.execPath, ['--enable-source-maps', 'dist/src/main.js']];
