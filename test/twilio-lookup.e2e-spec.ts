@@ -62,8 +62,11 @@ describe('Twilio Lookup v2 adapter against its simulator', () => {
     await expect(adapter.answer('line_type', TEST_NUMBERS.connected)).resolves.toMatchObject({ check: 'line_type', fields: { line_type: 'MOBILE' } });
   });
 
-  it('portability is not offered: a refundable failure, never an answer', async () => {
+  it('offers the checks its descriptor lists, not portability: asked for it all the same, it refuses without a request (refundable, never an answer)', async () => {
+    expect(['network_status', 'line_type', 'portability'].map((check) => adapter.offers(check))).toEqual([true, true, false]);
+    simulator.resetStats();
     expect(await failureOf(adapter.answer('portability', TEST_NUMBERS.connected))).toEqual({ reason: 'upstream_error', kind: 'not_offered' });
+    expect(simulator.stats().requests).toBe(0);
   });
 
   it.each([

@@ -14,6 +14,27 @@ export interface ConfiguredNumber {
   default: number;
 }
 
+/**
+ * A per-account option of a check, declared by its definition: settings hold each account's value
+ * (`check_options`, validated against this), lookups pass the values to the adapter, and an answer is
+ * reused from the cache only for the same values. Whole numbers for now.
+ */
+export interface CheckOptionDefinition {
+  /** The settings key under the check's name: lower_snake_case. */
+  readonly name: string;
+  /** For people (Swagger, docs): what it changes in the answer. */
+  readonly description: string;
+  readonly min: number;
+  readonly max: number;
+  readonly default: number;
+}
+
+/** One check's options, each resolved to a value (the account's, else the default). */
+export type CheckOptionValues = Readonly<Record<string, number>>;
+
+/** The option values of every check that declares options, by check name. */
+export type CheckOptions = Readonly<Record<string, CheckOptionValues>>;
+
 export interface CheckDefinition {
   /** The settings key, the cache key's part, the metrics label: lower_snake_case. */
   readonly name: string;
@@ -41,6 +62,8 @@ export interface CheckDefinition {
    * answer's six fields, which every job's CSV has (csv-layout.ts); a column already there is not repeated.
    */
   readonly csvColumns: readonly string[];
+  /** Its per-account options (none: the check has no option). */
+  readonly options?: readonly CheckOptionDefinition[];
 }
 
 /**
@@ -56,9 +79,9 @@ export interface CheckAnswer {
   readonly observedAt: string;
 }
 
-/** Answers one check for one number: what a provider adapter does for the checks it knows. */
+/** Answers one check for one number (with the check's option values, when it declares options): what a provider adapter does for the checks it offers. */
 export interface CheckAdapter {
-  answer(check: string, e164: string, lane?: string): Promise<CheckAnswer>;
+  answer(check: string, e164: string, lane?: string, options?: CheckOptionValues): Promise<CheckAnswer>;
 }
 
 /** A check to register, with the adapter that answers it when the configured provider does not. */

@@ -97,7 +97,7 @@ describe('LOOKUP_PROVIDERS', () => {
   });
 
   it('asks only for the settings the adapter declares: a bearer-token upstream needs <ID>_KEY and no <ID>_SECRET', () => {
-    const bearer = { name: 'bearer-api' as UpstreamAdapterName, summary: 'a bearer-token upstream', settings: { url: { default: 'https://bearer.example.com' }, key: 'the token' } };
+    const bearer = { name: 'bearer-api' as UpstreamAdapterName, summary: 'a bearer-token upstream', checks: [], settings: { url: { default: 'https://bearer.example.com' }, key: 'the token' } };
     expect(parseLookupProviders('b', { B_ADAPTER: 'bearer-api', B_KEY: 'tok' }, [bearer])).toEqual({
       entries: [{ id: 'b', adapter: 'bearer-api', baseUrl: 'https://bearer.example.com', key: 'tok', secret: '', price: 0 }],
       problems: [],

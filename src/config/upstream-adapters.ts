@@ -1,13 +1,14 @@
 /**
  * What the configuration knows of each adapter a provider id can run on (`<ID>_ADAPTER`, or PROVIDER):
- * its name, what it is, and the settings its protocol reads. Nothing else decides which `<ID>_*`
- * variables an adapter needs: start-up asks for exactly the ones listed here, the docs' adapters table
- * is generated from this list, and provider.module.ts has one factory per name (the compiler checks
- * that none is missing). The adapter's code is in src/provider/adapters/.
+ * its name, what it is, the checks it answers and the settings its protocol reads. Nothing else decides
+ * which `<ID>_*` variables an adapter needs (start-up asks for exactly the ones listed here) nor which
+ * checks it is asked (the router asks only the providers whose adapter lists the check, settings refuse
+ * to turn on a check that no configured provider's adapter lists); the docs' adapters table is generated
+ * from this list, provider.module.ts has one factory per name and each adapter answers exactly the
+ * checks listed for it (the compiler checks both: ChecksOf). The adapter's code is in src/provider/adapters/.
  *
  * It lives in config/ (not beside the adapter) because config/ validates the environment before
- * anything starts and provider/ already imports config/; a field the routing needs later (the checks
- * an adapter answers) goes here too, as one more entry of the descriptor.
+ * anything starts, and settings/ (a leaf, which may not import provider/) asks it what is offered.
  */
 export interface UpstreamAdapter {
   /** The value of `<ID>_ADAPTER` and of PROVIDER. */
@@ -16,6 +17,8 @@ export interface UpstreamAdapter {
   readonly summary: string;
   /** Where its upstream is described, when it has a page (docs/). */
   readonly guide?: string;
+  /** The checks it answers (their names, src/checks/): the router never asks it another. */
+  readonly checks: readonly string[];
   /**
    * The settings of a provider id on this adapter that its protocol reads, each with what it is at
    * the upstream: `url` with its default (the upstream's public API), `key` and `secret` (both
@@ -33,12 +36,14 @@ export const UPSTREAM_ADAPTERS = [
   {
     name: 'sandbox',
     summary: 'In-process, simulated answers (the test-number table of docs/api.md); numbering-plan facts from libphonenumber',
+    checks: ['network_status', 'line_type', 'portability'],
     settings: {},
   },
   {
     name: 'hlr-lookups',
     summary: 'The HLR Lookups API v2 (hlr-lookups.com), over HTTP with signed requests',
     guide: 'docs/upstream-hlr-lookups.md',
+    checks: ['network_status', 'line_type', 'portability'],
     settings: {
       url: { default: 'https://www.hlr-lookups.com/api/v2' },
       key: 'the API key',
@@ -49,6 +54,7 @@ export const UPSTREAM_ADAPTERS = [
     name: 'twilio-lookup',
     summary: 'Twilio Lookup v2, over HTTP with basic authentication',
     guide: 'docs/upstream-twilio-lookup.md',
+    checks: ['network_status', 'line_type'],
     settings: {
       url: { default: 'https://lookups.twilio.com' },
       key: 'the Account SID (AC…) or an API key SID (SK…)',
@@ -60,3 +66,16 @@ export const UPSTREAM_ADAPTERS = [
 export type UpstreamAdapterName = (typeof UPSTREAM_ADAPTERS)[number]['name'];
 
 export const UPSTREAM_ADAPTER_NAMES: readonly UpstreamAdapterName[] = UPSTREAM_ADAPTERS.map((adapter) => adapter.name);
+
+/** The checks the adapter `N` answers: an adapter's table of answers is typed by it, so it answers exactly these. */
+export type ChecksOf<N extends UpstreamAdapterName> = Extract<(typeof UPSTREAM_ADAPTERS)[number], { name: N }>['checks'][number];
+
+/** The descriptor of an adapter by name. */
+export function upstreamAdapter(name: UpstreamAdapterName): (typeof UPSTREAM_ADAPTERS)[number] {
+  return UPSTREAM_ADAPTERS.find((adapter) => adapter.name === name)!;
+}
+
+/** Every check that at least one of these adapters answers. */
+export function checksOffered(adapters: Iterable<UpstreamAdapterName>): Set<string> {
+  return new Set([...adapters].flatMap((name) => upstreamAdapter(name).checks));
+}

@@ -1,4 +1,4 @@
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
@@ -7,7 +7,7 @@ import { CheckRegistry, NumberReport } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { Metrics } from '../metrics/metrics';
 import { LookupCacheStore } from './cache/lookup-cache.store';
-import { Lane, LookupProvider } from './port/lookup-provider';
+import { Lane, LookupProvider, notOffered } from './port/lookup-provider';
 import { ProviderUnavailableError } from './port/upstream-failure';
 import { describeNumber, type NumberDescription } from './numbering/numbering-plan';
 
@@ -72,7 +72,7 @@ export interface LookupOptions {
  * callers project them (CheckRegistry.toPhoneAnswer for /filter).
  */
 @Injectable()
-export class LookupService {
+export class LookupService implements OnApplicationBootstrap {
   private readonly logger = new Logger(LookupService.name);
   private readonly flights = new SingleFlight();
   private readonly hashKey: HashKey;
@@ -93,6 +93,21 @@ export class LookupService {
       registry.names().map((check) => [check, Object.fromEntries(OUTCOMES.map((outcome) => [outcome, 0])) as Record<LookupOutcome, number>]),
     );
     this.hashKey = config.dataHashKey;
+  }
+
+  /** One line at start-up when a registered check has no adapter to answer it (settings refuse to turn it on). */
+  onApplicationBootstrap(): void {
+    const unanswered = this.registry.names().filter((check) => this.adapterOf(check) === undefined);
+    if (unanswered.length === 0) return;
+    const providers = this.provider.upstreams().map((upstream) => upstream.provider).join(', ');
+    this.logger.warn(
+      `No configured lookup provider (${providers}) offers the check${unanswered.length > 1 ? 's' : ''} ${unanswered.join(', ')}: turning ${unanswered.length > 1 ? 'them' : 'it'} on is refused (400), and an account that has ${unanswered.length > 1 ? 'one' : 'it'} on gets 503 PROVIDER_UNAVAILABLE for ${unanswered.length > 1 ? 'them' : 'it'}, refunded.`,
+    );
+  }
+
+  /** Who answers a check: the adapter registered with it, else the configured provider when it offers it; undefined: nobody. */
+  private adapterOf(check: string): CheckAdapter | undefined {
+    return this.registry.adapterOf(check) ?? (this.provider.offers(check) ? this.provider : undefined);
   }
 
   /**
@@ -234,9 +249,11 @@ export class LookupService {
     return flight.promise;
   }
 
-  /** The adapter's answer: the one registered with the check, else the configured provider's. */
+  /** The adapter's answer: the one registered with the check, else the configured provider's; a refusal without asking anyone when nobody offers it. */
   private async ask(check: string, e164: string, lane: Lane): Promise<CheckAnswer> {
-    const adapter: CheckAdapter = this.registry.adapterOf(check) ?? this.provider;
+    const adapter = this.adapterOf(check);
+    // Not a provider call: neither timed nor counted as one.
+    if (adapter === undefined) throw notOffered('no configured lookup provider', check);
     const timed = this.metrics?.startUpstreamTimer(check);
     try {
       const answer = await adapter.answer(check, e164, lane);

@@ -5,6 +5,7 @@ import { requireCallbackUrl } from '../common/callback-address';
 import { RefreshAheadCache } from '../common/refresh-ahead-cache';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
+import { checksOffered } from '../config/upstream-adapters';
 import { CheckRegistry } from '../checks/check-registry';
 import { EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
 import { knowCheckNames, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
@@ -56,6 +57,9 @@ export class SettingsService {
       }),
   });
 
+  /** The checks something can answer here: a configured provider's adapter offers it, or it was registered with its own adapter. */
+  private readonly offered: ReadonlySet<string>;
+
   constructor(
     private readonly settings: SettingsRepository,
     private readonly audit: AdminAuditRepository,
@@ -64,6 +68,10 @@ export class SettingsService {
     private readonly registry: CheckRegistry,
   ) {
     knowCheckNames(registry.names());
+    this.offered = new Set([
+      ...checksOffered(config.provider.upstreams.map((upstream) => upstream.adapter)),
+      ...registry.names().filter((name) => registry.adapterOf(name) !== undefined),
+    ]);
   }
 
   /** The hot-path question of every paid lookup: which checks run, and what do they cost? */
@@ -189,13 +197,21 @@ export class SettingsService {
     };
   }
 
-  /** `checks` of a change: an object of registered check names, each true or false. */
+  /**
+   * `checks` of a change: an object of registered check names, each true or false; a check turned on
+   * must be one that something here answers (turning one off is always allowed).
+   */
   private requireCheckSwitches(checks: unknown): void {
     if (checks === null || typeof checks !== 'object' || Array.isArray(checks)) throw new AppError('INVALID_REQUEST', 'checks must be an object.');
     const problems = Object.entries(checks).map(([name, value]) => {
       if (!this.registry.has(name)) return `unknown field "checks.${name}"`;
       if (value === null) return `checks.${name} must not be null (leave it out to keep its value)`;
-      return typeof value === 'boolean' ? undefined : `checks.${name} must be a boolean value`;
+      if (typeof value !== 'boolean') return `checks.${name} must be a boolean value`;
+      if (value && !this.offered.has(name)) {
+        const providers = this.config.provider.upstreams.map((upstream) => upstream.id).join(', ');
+        return `checks.${name} cannot be turned on: no configured lookup provider offers it (providers here: ${providers})`;
+      }
+      return undefined;
     });
     const found = problems.filter((problem) => problem !== undefined);
     if (found.length > 0) throw new AppError('INVALID_REQUEST', `${found.join('; ')}.`);

@@ -167,12 +167,13 @@ function adaptersTable({ adapters }: DocSources, _arg: string | undefined, file:
     return [
       code(adapter.name),
       adapter.guide ? `${adapter.summary} ([its page](${link(adapter.guide, file)}))` : adapter.summary,
+      adapter.checks.map(code).join(', '),
       url ? code(url.default) : 'not used',
       key ? `required: ${key}` : 'not used',
       secret ? `required: ${secret}` : 'not used',
     ];
   });
-  return table(['adapter (`<ID>_ADAPTER`, `PROVIDER`)', 'what it is', '`<ID>_URL` (default)', '`<ID>_KEY`', '`<ID>_SECRET`'], rows);
+  return table(['adapter (`<ID>_ADAPTER`, `PROVIDER`)', 'what it is', 'checks it answers', '`<ID>_URL` (default)', '`<ID>_KEY`', '`<ID>_SECRET`'], rows);
 }
 
 function adapterSettings({ adapters }: DocSources, name: string | undefined): string {
@@ -187,7 +188,8 @@ function adapterSettings({ adapters }: DocSources, name: string | undefined): st
   ];
   return [
     `Configure it with \`<ID>_ADAPTER=${adapter.name}\` for a provider id of \`LOOKUP_PROVIDERS\`, or with \`PROVIDER=${adapter.name}\``,
-    `(one upstream, the id \`${adapter.name}\`: its variables start with \`${prefix}_\`). ${rows.length === 0 ? 'It takes no other setting.' : 'Its settings:'}`,
+    `(one upstream, the id \`${adapter.name}\`: its variables start with \`${prefix}_\`). It answers ${adapter.checks.map(code).join(', ')}.`,
+    rows.length === 0 ? 'It takes no other setting.' : 'Its settings:',
     ...(rows.length === 0 ? [] : ['', table(['variable', 'what it is'], rows)]),
   ].join('\n');
 }

@@ -1,14 +1,15 @@
 import { Logger } from '@nestjs/common';
-import type { z } from 'zod';
+import type { ZodType } from 'zod';
 import type { FieldValue } from '../../checks/check-definition';
-import { Lane, unknownCheck } from '../port/lookup-provider';
-import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
+import type { ChecksOf } from '../../config/upstream-adapters';
+import type { Lane } from '../port/lookup-provider';
+import type { UpstreamRequest } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
-import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
-import { HttpUpstreamAdapter } from './http-upstream.adapter';
+import { UpstreamFailure } from '../port/upstream-failure';
+import { ErrorWords, HttpUpstreamAdapter, logLine } from './http-upstream.adapter';
 import { networkStatusRecord, numberTypeRecord, portabilityRecord, unknownNumberType } from './hlr-lookups.answers';
 import { digestHeaders, HLR_PATHS } from './hlr-lookups.protocol';
-import { errorAnswer, firstIssue, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
+import { errorAnswer, hlrLookupAnswer, mnpLookupAnswer, ntLookupAnswer, NtLookupAnswer } from './hlr-lookups.schema';
 
 export interface HlrLookupsCredentials {
   /** API base, e.g. https://www.hlr-lookups.com/api/v2 (no trailing slash). */
@@ -28,60 +29,49 @@ const NUMBER_FAILURE_CODES: ReadonlySet<string> = new Set(['NETWORK_FAILURE']);
  * The HLR Lookups API v2 protocol: every request HMAC-signed, each answer read by its HTTP status,
  * checked against the documented schema and mapped (hlr-lookups.answers.ts). Transport and resilience
  * (pools, deadlines, retries, the breaker, the 429 hold, the size cap) are the ResilientUpstream's
- * this adapter is given; this class only says which answers are the upstream's own failure.
+ * this adapter is given, the reading and tallying the base class's; this class says which endpoint
+ * answers each check and which answers are the upstream's own failure.
  */
 export class HlrLookupsAdapter extends HttpUpstreamAdapter {
+  /** One endpoint per check it offers (the descriptor's list: the compiler holds the two together). */
+  private readonly endpoints: Record<ChecksOf<'hlr-lookups'>, (e164: string, lane: Lane) => Promise<Record<string, FieldValue>>> = {
+    network_status: (e164, lane) => this.lookup(lane, HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusRecord),
+    line_type: (e164, lane) =>
+      this.lookup(lane, HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
+        this.noteValidityVerdict(answer);
+        const record = numberTypeRecord(answer);
+        this.noteUnknownNumberType(answer);
+        return record;
+      }),
+    portability: (e164, lane) => this.lookup(lane, HLR_PATHS.mnpLookup, { msisdn: e164 }, mnpLookupAnswer, portabilityRecord),
+  };
+
   constructor(
     private readonly credentials: HlrLookupsCredentials,
     upstream: ResilientUpstream,
   ) {
-    super(upstream, new Logger('HlrLookupsAdapter'));
+    super('hlr-lookups', upstream, new Logger('HlrLookupsAdapter'));
   }
 
   protected recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>> {
-    switch (check) {
-      case 'network_status':
-        return this.lookup(lane, HLR_PATHS.hlrLookup, { msisdn: e164 }, hlrLookupAnswer, networkStatusRecord);
-      case 'line_type':
-        return this.lookup(lane, HLR_PATHS.ntLookup, { number: e164 }, ntLookupAnswer, (answer) => {
-          this.noteValidityVerdict(answer);
-          const record = numberTypeRecord(answer);
-          this.noteUnknownNumberType(answer);
-          return record;
-        });
-      case 'portability':
-        return this.lookup(lane, HLR_PATHS.mnpLookup, { msisdn: e164 }, mnpLookupAnswer, portabilityRecord);
-      default:
-        throw unknownCheck(this.provider, check);
-    }
+    return this.endpoints[check as ChecksOf<'hlr-lookups'>](e164, lane);
   }
 
   /** GET /auth-test with the deadline only: reachability and credentials, whatever the breaker says. */
   async ping(): Promise<void> {
-    await this.upstream.probe(this.request('GET', HLR_PATHS.authTest), (response) => this.read('GET', HLR_PATHS.authTest, response));
+    // GET /auth-test: the status is the answer (the SDK READMEs check the 200 only).
+    await this.upstream.probe(this.request('GET', HLR_PATHS.authTest), (response) => this.read(HLR_PATHS.authTest, response, { emptyOk: true }));
   }
 
-  /** One lookup: the HTTP call, the schema check, then the mapping; every failure tallied once. */
-  private async lookup<A extends { cost: string; error_code?: number | null }, R>(
-    lane: Lane,
-    path: string,
-    payload: object,
-    schema: z.ZodType<A>,
-    map: (answer: A) => R,
-  ): Promise<R> {
-    try {
-      // The schema check runs inside the exchange: malformed 200s count against the breaker.
-      const answer = await this.upstream.exchange(lane, this.request('POST', path, payload), (response) => this.parse(path, schema, this.read('POST', path, response)));
+  /** One lookup: the base class's call, then the upstream's cost and any error_code of a completed answer counted. */
+  private lookup<A extends { cost: string; error_code?: number | null }, R>(lane: Lane, path: string, payload: object, schema: ZodType<A>, map: (answer: A) => R): Promise<R> {
+    return this.call(lane, path, this.request('POST', path, payload), schema, (answer) => {
       this.tally.addCost(path, answer.cost);
       const result = map(answer);
       // A completed lookup may carry an error_code as context: the answer stands, the code is counted.
       if (answer.error_code !== null && answer.error_code !== undefined) this.tally.addFailure(path, 'error_code');
       return result;
-    } catch (error) {
-      if (!(error instanceof ProviderUnavailableError)) throw error;
-      this.tally.addFailure(path, error instanceof UpstreamFailure ? error.kind : error.reason);
-      throw error;
-    }
+    });
   }
 
   private request(method: 'GET' | 'POST', path: string, payload?: object): UpstreamRequest {
@@ -94,41 +84,22 @@ export class HlrLookupsAdapter extends HttpUpstreamAdapter {
     return { method, path, headers, body };
   }
 
-  /** The JSON of a 2xx answer; any other answer as the UpstreamFailure it is (429 is held by the transport first). */
-  private read(method: 'GET' | 'POST', path: string, response: UpstreamResponse): unknown {
-    const { status } = response;
-    let body: unknown;
-    try {
-      body = JSON.parse(response.body.toString('utf8'));
-    } catch {
-      body = undefined;
-    }
-    if (status >= 200 && status < 300) {
-      // GET /auth-test: the status is the answer (the SDK READMEs check the 200 only).
-      if (body !== undefined || method === 'GET') return body;
-      this.logBreakOnce(path, '(body)', 'not JSON, or cut short');
-      throw new UpstreamFailure(`upstream sent invalid JSON on ${path}`, 'upstream_error', 'invalid_answer');
-    }
-    const { message, code } = upstreamError(body);
-    if (status === 401 || status === 403) {
-      throw new UpstreamFailure(`upstream refused the credentials (HTTP ${status} on ${path}${message})`, 'unauthorized', `http_${status}`);
-    }
-    if (status >= 500 && code !== undefined && NUMBER_FAILURE_CODES.has(code)) {
-      throw new UpstreamFailure(`upstream could not look up this number (HTTP ${status} ${code} on ${path})`, 'upstream_error', 'number_failed');
-    }
-    throw new UpstreamFailure(`upstream answered HTTP ${status} on ${path}${message}`, 'upstream_error', `http_${status}`);
+  /** The upstream's own words and code from an `errors` body. */
+  protected errorWords(body: unknown): ErrorWords {
+    const parsed = errorAnswer.safeParse(body);
+    if (!parsed.success) return { text: '' };
+    const first = parsed.data.errors[0];
+    const code = typeof first === 'string' ? undefined : first.code;
+    const text = typeof first === 'string' ? first : (first.message ?? first.code ?? '');
+    return { text: logLine(text), code };
   }
 
-  private parse<A>(path: string, schema: z.ZodType<A>, body: unknown): A {
-    const parsed = schema.safeParse(body);
-    if (parsed.success) return parsed.data;
-    const { field, problem } = firstIssue(parsed.error);
-    this.logBreakOnce(path, field, problem);
-    throw new UpstreamFailure(`upstream ${path} answer does not match the documented schema at ${field}`, 'upstream_error', 'invalid_answer');
-  }
-
-  private logBreakOnce(path: string, field: string, problem: string): void {
-    this.logOnce('error', `${path} ${field}`, `upstream ${path} answer does not match the documented schema at ${field}: ${problem} (logged once per field)`);
+  /** A 5xx naming the failure of this one number (NUMBER_FAILURE_CODES): refunded, never against the breaker. */
+  protected override refusalOf(status: number, words: ErrorWords, path: string): UpstreamFailure | undefined {
+    if (status >= 500 && words.code !== undefined && NUMBER_FAILURE_CODES.has(words.code)) {
+      return new UpstreamFailure(`upstream could not look up this number (HTTP ${status} ${words.code} on ${path})`, 'upstream_error', 'number_failed');
+    }
+    return undefined;
   }
 
   /** NT's `is_valid: false` on a number our plan accepts: logged once (its invalid_reason is free text, not logged). */
@@ -145,15 +116,4 @@ export class HlrLookupsAdapter extends HttpUpstreamAdapter {
     const shown = JSON.stringify(word.slice(0, 40));
     this.logOnce('warn', `number_type ${shown}`, `upstream ${HLR_PATHS.ntLookup} answered an unknown number_type ${shown}: answered UNKNOWN (logged once per word)`);
   }
-}
-
-/** The upstream's own words and code from an error body: the words for the log line (never shown to customers). */
-function upstreamError(body: unknown): { message: string; code?: string } {
-  const parsed = errorAnswer.safeParse(body);
-  if (!parsed.success) return { message: '' };
-  const first = parsed.data.errors[0];
-  const code = typeof first === 'string' ? undefined : first.code;
-  const text = typeof first === 'string' ? first : (first.message ?? first.code ?? '');
-  // eslint-disable-next-line no-control-regex -- an upstream string goes into our logs: keep it one short line
-  return { message: text ? `: ${text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 200)}` : '', code };
 }

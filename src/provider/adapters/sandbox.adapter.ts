@@ -1,13 +1,16 @@
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
-import type { CheckAnswer } from '../../checks/check-definition';
+import type { CheckAnswer, FieldValue } from '../../checks/check-definition';
+import { upstreamAdapter, type ChecksOf } from '../../config/upstream-adapters';
 import { Clock, SystemClock } from '../../common/clock';
-import { answeredNow, Lane, LookupProvider, unknownCheck, Upstream } from '../port/lookup-provider';
+import { answeredNow, Lane, LookupProvider, notOffered, Upstream } from '../port/lookup-provider';
 import { ProviderUnavailableError } from '../port/upstream-failure';
 import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
 import { portedCarrier, statusOf, TestNumberRule, TestNumberTable } from './test-numbers';
 import { ProviderAttempts } from '../port/provider-attempts';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
+
+const SANDBOX_CHECKS = upstreamAdapter('sandbox').checks;
 
 /**
  * In-process, deterministic answers for development, demos and tests: numbering-plan facts from
@@ -39,29 +42,35 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
 
   /** One check's record: the status reason is the test number's situation (its own vocabulary); no network codes (null). */
   answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
-    return this.attempts.time(check, () => this.record(check, e164));
+    return this.attempts.time(check, async () => {
+      if (!this.offers(check)) throw notOffered(`provider ${this.provider}`, check);
+      const fields = await this.answers[check as ChecksOf<'sandbox'>](e164, check);
+      return answeredNow(check, this.provider, fields, this.clock.date());
+    });
   }
 
-  private async record(check: string, e164: string): Promise<CheckAnswer> {
-    switch (check) {
-      case 'network_status': {
-        const rule = await this.networkRule(e164, check);
-        // A number assigned to no subscriber has no operator serving it (as hlr-lookups' INVALID_MSISDN answers).
-        const carrier = rule && rule.situation !== 'not_assigned' ? await this.currentCarrier(e164, rule.isPorted) : null;
-        return answeredNow(check, this.provider, { status: rule ? statusOf(rule) : 'ABSENT', carrier, status_reason: rule?.situation ?? null, mcc: null, mnc: null }, this.clock.date());
-      }
-      case 'line_type':
-        await this.networkRule(e164, check);
-        return answeredNow(check, this.provider, { line_type: describeNumber(e164).lineType }, this.clock.date());
-      case 'portability': {
-        const rule = await this.networkRule(e164, check);
-        const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
-        return answeredNow(check, this.provider, { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null }, this.clock.date());
-      }
-      default:
-        throw unknownCheck(this.provider, check);
-    }
+  offers(check: string): boolean {
+    return (SANDBOX_CHECKS as readonly string[]).includes(check);
   }
+
+  /** One answer per check it offers (the descriptor's list: the compiler holds the two together). */
+  private readonly answers: Record<ChecksOf<'sandbox'>, (e164: string, check: string) => Promise<Record<string, FieldValue>>> = {
+    network_status: async (e164, check) => {
+      const rule = await this.networkRule(e164, check);
+      // A number assigned to no subscriber has no operator serving it (as hlr-lookups' INVALID_MSISDN answers).
+      const carrier = rule && rule.situation !== 'not_assigned' ? await this.currentCarrier(e164, rule.isPorted) : null;
+      return { status: rule ? statusOf(rule) : 'ABSENT', carrier, status_reason: rule?.situation ?? null, mcc: null, mnc: null };
+    },
+    line_type: async (e164, check) => {
+      await this.networkRule(e164, check);
+      return { line_type: describeNumber(e164).lineType };
+    },
+    portability: async (e164, check) => {
+      const rule = await this.networkRule(e164, check);
+      const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
+      return { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null };
+    },
+  };
 
   async ping(): Promise<void> {}
 

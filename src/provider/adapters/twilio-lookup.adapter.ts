@@ -1,23 +1,23 @@
 import { Logger } from '@nestjs/common';
 import type { FieldValue } from '../../checks/check-definition';
-import { Lane, unknownCheck } from '../port/lookup-provider';
-import { UpstreamRequest, UpstreamResponse } from '../resilience/http-exchange';
+import type { ChecksOf } from '../../config/upstream-adapters';
+import type { Lane } from '../port/lookup-provider';
+import type { UpstreamRequest } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
-import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
-import { HttpUpstreamAdapter } from './http-upstream.adapter';
+import { UpstreamFailure } from '../port/upstream-failure';
+import { ErrorWords, HttpUpstreamAdapter, logLine } from './http-upstream.adapter';
 import {
   basicAuthorization,
   LINE_STATUSES,
   lookupErrorKind,
   lookupPath,
+  PackageName,
   PhoneNumberAnswer,
   phoneNumberAnswer,
   TWILIO_LINE_TYPES,
   TWILIO_VALIDATION_ERRORS,
   twilioError,
 } from './twilio-lookup.protocol';
-
-type PackageName = 'line_status' | 'line_type_intelligence';
 
 export interface TwilioLookupCredentials {
   /** API base, https://lookups.twilio.com (no trailing slash). */
@@ -33,42 +33,39 @@ const PING_NUMBER = '+14159929960';
 
 /**
  * Twilio Lookup v2 (docs/upstream-twilio-lookup.md): Line Status answers network_status, Line Type
- * Intelligence answers line_type; portability is not offered (a refundable failure, so a router can
- * send it elsewhere). Every answer is checked against the schema; a package the upstream has no data
- * for, an error_code in it, or a word we do not know is a failure, never a guess. Transport and
- * resilience are the ResilientUpstream's it is given.
+ * Intelligence answers line_type (the checks its descriptor lists; the router never asks it for
+ * portability). Every answer is checked against the schema (the base class); a package the upstream
+ * has no data for, an error_code in it, or a word we do not know is a failure, never a guess.
+ * Transport and resilience are the ResilientUpstream's it is given.
  */
 export class TwilioLookupAdapter extends HttpUpstreamAdapter {
+  /** One data package per check it offers (the descriptor's list: the compiler holds the two together). */
+  private readonly packages: Record<ChecksOf<'twilio-lookup'>, (e164: string, lane: Lane) => Promise<Record<string, FieldValue>>> = {
+    network_status: (e164, lane) =>
+      this.lookup(lane, e164, 'line_status', (answer) => {
+        const info = this.packageOf(answer, 'line_status', (found) => typeof found.status === 'string');
+        const status = wordIn(LINE_STATUSES, info.status?.toLowerCase());
+        if (status === undefined) throw this.unknownWord('line_status.status', info.status);
+        return { status, carrier: null, status_reason: info.status ?? null, mcc: null, mnc: null };
+      }),
+    line_type: (e164, lane) =>
+      this.lookup(lane, e164, 'line_type_intelligence', (answer) => {
+        const info = this.packageOf(answer, 'line_type_intelligence', (found) => typeof found.type === 'string');
+        const lineType = wordIn(TWILIO_LINE_TYPES, info.type ?? undefined);
+        if (lineType === undefined) throw this.unknownWord('line_type_intelligence.type', info.type);
+        return { line_type: lineType };
+      }),
+  };
+
   constructor(
     private readonly credentials: TwilioLookupCredentials,
     upstream: ResilientUpstream,
   ) {
-    super(upstream, new Logger('TwilioLookupAdapter'));
+    super('twilio-lookup', upstream, new Logger('TwilioLookupAdapter'));
   }
 
-  protected async recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>> {
-    switch (check) {
-      case 'network_status':
-        return this.lookup(lane, e164, 'line_status', (answer) => {
-          const info = this.packageOf(answer, 'line_status', (found) => typeof found.status === 'string');
-          const status = wordIn(LINE_STATUSES, info.status?.toLowerCase());
-          if (status === undefined) throw this.unknownWord('line_status.status', info.status);
-          return { status, carrier: null, status_reason: info.status ?? null, mcc: null, mnc: null };
-        });
-      case 'line_type':
-        return this.lookup(lane, e164, 'line_type_intelligence', (answer) => {
-          const info = this.packageOf(answer, 'line_type_intelligence', (found) => typeof found.type === 'string');
-          const lineType = wordIn(TWILIO_LINE_TYPES, info.type ?? undefined);
-          if (lineType === undefined) throw this.unknownWord('line_type_intelligence.type', info.type);
-          return { line_type: lineType };
-        });
-      case 'portability':
-        // Not offered: a refundable failure, so a router sends the check to the next provider.
-        this.tally.addFailure('portability', 'not_offered');
-        throw new UpstreamFailure('Twilio Lookup v2 offers no portability check', 'upstream_error', 'not_offered');
-      default:
-        throw unknownCheck(this.provider, check);
-    }
+  protected recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>> {
+    return this.packages[check as ChecksOf<'twilio-lookup'>](e164, lane);
   }
 
   /**
@@ -104,54 +101,23 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
 
   /** The free basic lookup of a documented example number: reachability and credentials. */
   async ping(): Promise<void> {
-    await this.upstream.probe(this.request(lookupPath(PING_NUMBER)), (response) => this.read(response, 'ping'));
+    await this.upstream.probe(this.request(lookupPath(PING_NUMBER)), (response) => this.read('ping', response));
   }
 
-  private async lookup<R>(lane: Lane, e164: string, fields: PackageName, map: (answer: PhoneNumberAnswer) => R): Promise<R> {
-    try {
-      // The schema check runs inside the exchange: malformed 200s count against the breaker.
-      const answer = await this.upstream.exchange(lane, this.request(lookupPath(e164, fields)), (response) => this.parse(this.read(response, fields), fields));
-      return map(answer);
-    } catch (error) {
-      if (error instanceof ProviderUnavailableError) this.tally.addFailure(fields, error instanceof UpstreamFailure ? error.kind : error.reason);
-      throw error;
-    }
-  }
-
-  private parse(body: unknown, fields: string): PhoneNumberAnswer {
-    const parsed = phoneNumberAnswer.safeParse(body);
-    if (parsed.success) return parsed.data;
-    const field = parsed.error.issues[0]?.path.join('.') || '(root)';
-    this.logOnce('warn', `schema ${field}`, `upstream ${fields} answer does not match the documented schema at ${field} (logged once per field)`);
-    throw new UpstreamFailure(`upstream ${fields} answer does not match the documented schema at ${field}`, 'upstream_error', 'invalid_answer');
+  /** One package of one number (the package's name is the tally's endpoint: the path holds the number). */
+  private lookup<R>(lane: Lane, e164: string, fields: PackageName, map: (answer: PhoneNumberAnswer) => R): Promise<R> {
+    return this.call(lane, fields, this.request(lookupPath(e164, fields)), phoneNumberAnswer, map);
   }
 
   private request(path: string): UpstreamRequest {
     return { method: 'GET', path, headers: { Accept: 'application/json', Authorization: basicAuthorization(this.credentials) } };
   }
 
-  private read(response: UpstreamResponse, what: string): unknown {
-    let body: unknown;
-    try {
-      body = JSON.parse(response.body.toString('utf8'));
-    } catch {
-      body = undefined;
-    }
-    const { status } = response;
-    if (status >= 200 && status < 300) {
-      if (body !== undefined) return body;
-      throw new UpstreamFailure(`upstream sent invalid JSON on ${what}`, 'upstream_error', 'invalid_answer');
-    }
+  /** Twilio's error body: `{ code, message, more_info, status }`. */
+  protected errorWords(body: unknown): ErrorWords {
     const error = twilioError.safeParse(body);
-    const code = error.success && error.data.code !== undefined ? ` (code ${error.data.code})` : '';
-    if (status === 401 || status === 403) throw new UpstreamFailure(`upstream refused the credentials (HTTP ${status}${code})`, 'unauthorized', `http_${status}`);
-    throw new UpstreamFailure(`upstream answered HTTP ${status} on ${what}${code}`, 'upstream_error', `http_${status}`);
-  }
-
-  private unknownWord(field: string, word: string | null | undefined): UpstreamFailure {
-    const shown = JSON.stringify(String(word).slice(0, 40));
-    this.logOnce('warn', `${field} ${shown}`, `upstream answered an unknown ${field} ${shown}: refunded, not guessed (logged once per word)`);
-    return new UpstreamFailure(`upstream answered an unknown ${field}`, 'upstream_error', 'invalid_answer');
+    if (!error.success) return { text: '' };
+    return { text: logLine(error.data.message ?? ''), code: error.data.code === undefined ? undefined : String(error.data.code) };
   }
 }
 

@@ -7,8 +7,11 @@ import { ConnectionStatus, LineType } from '../port/lookup.types';
  * answer's schema and the two vocabularies we map. Free of Nest and I/O so both sides import it.
  */
 
+/** The data packages we ask for, one per check. */
+export type PackageName = 'line_status' | 'line_type_intelligence';
+
 /** `GET /v2/PhoneNumbers/{E.164}?Fields=<package>`: one data package per request, one per check. */
-export function lookupPath(e164: string, fields?: 'line_status' | 'line_type_intelligence'): string {
+export function lookupPath(e164: string, fields?: PackageName): string {
   return `/v2/PhoneNumbers/${encodeURIComponent(e164)}${fields ? `?Fields=${fields}` : ''}`;
 }
 

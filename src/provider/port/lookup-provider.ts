@@ -1,4 +1,5 @@
-import type { CheckAdapter, CheckAnswer, FieldValue } from '../../checks/check-definition';
+import type { CheckAdapter, CheckAnswer, CheckOptionValues, FieldValue } from '../../checks/check-definition';
+import { UpstreamFailure } from './upstream-failure';
 import type { ProviderAttempts } from './provider-attempts';
 import type { UpstreamTally } from './upstream-tally';
 
@@ -36,14 +37,19 @@ export interface Upstream {
 
 /**
  * The port every lookup adapter implements (sandbox, hlr-lookups, twilio-lookup, and the failover
- * router in front of several). `answer` answers one check (by its name, src/checks/) for one E.164
- * number that is valid for its numbering plan with the check's full record, or throws
- * ProviderUnavailableError (network down, timeout, upstream error, circuit open, a check this upstream
- * does not answer). A check no upstream knows is a programming error (Error): checks registered beside
- * the built-in ones bring their own adapter. Adapters do no caching: LookupService does.
+ * router in front of several). `offers` says which checks it answers (an adapter: its descriptor's
+ * list, src/config/upstream-adapters.ts; the router: any of its members'), and nobody asks it another:
+ * the router skips a provider that does not offer a check, LookupService refuses a check that no
+ * configured provider offers before asking anyone. `answer` answers one check (by its name,
+ * src/checks/) for one E.164 number that is valid for its numbering plan with the check's full record,
+ * or throws ProviderUnavailableError (network down, timeout, upstream error, circuit open). `options`
+ * are the check's per-account options (its definition declares them), resolved to values. Adapters do
+ * no caching: LookupService does.
  */
 export abstract class LookupProvider implements CheckAdapter {
-  abstract answer(check: string, e164: string, lane?: Lane): Promise<CheckAnswer>;
+  abstract answer(check: string, e164: string, lane?: Lane, options?: CheckOptionValues): Promise<CheckAnswer>;
+  /** Whether it answers this check (never asked one it does not). */
+  abstract offers(check: string): boolean;
   /** Every upstream this port may ask, in its order of preference. */
   abstract upstreams(): readonly Upstream[];
   /** Checks moved on from each provider id to the next (failover); none for a single upstream. */
@@ -61,9 +67,13 @@ export function answeredNow(check: string, provider: string, fields: Readonly<Re
   return { check, fields, provider, observedAt: now.toISOString() };
 }
 
-/** What an adapter throws for a check it does not answer (a registration without its adapter). */
-export function unknownCheck(provider: string, check: string): Error {
-  return new Error(`The ${provider} adapter does not answer the check "${check}": register the check with its adapter.`);
+/**
+ * The refusal of a check that `who` does not offer: refundable, decided without a request (no outcome
+ * for the provider's health, no failover counted). Routing never asks for one; this is what a caller
+ * gets when no configured provider offers the check (settings refuse to turn such a check on).
+ */
+export function notOffered(who: string, check: string): UpstreamFailure {
+  return new UpstreamFailure(`${who} offers no check "${check}"`, 'upstream_error', 'not_offered');
 }
 
 /** What the window says about one provider on one lane (shown on /health/ready). */

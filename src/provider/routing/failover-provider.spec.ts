@@ -1,6 +1,6 @@
 import { FailoverProvider, FailoverMember } from './failover-provider';
 import { parseLookupProviders } from '../../config/lookup-providers';
-import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
+import { ProviderUnavailableError } from '../port/upstream-failure';
 import type { CheckAnswer } from '../../checks/check-definition';
 import { answeredNow, CircuitBreakerState, Lane, LookupProvider, Upstream } from '../port/lookup-provider';
 import { ManualClock } from '../../../test/helpers/manual-clock';
@@ -12,8 +12,8 @@ const clock = new ManualClock(1_000_000);
 class ScriptedProvider extends LookupProvider implements Upstream {
   /** How long each answer takes, on the tests' clock. */
   latencyMs = 0;
-  /** A failure decided without a request (no outcome for the health window). */
-  notOffered = false;
+  /** The checks it offers (its descriptor's list); every check when undefined. */
+  offered?: readonly string[];
   /** When set, each answer waits for it (a call under way). */
   gate?: Promise<void>;
   readonly simulated = true;
@@ -34,12 +34,15 @@ class ScriptedProvider extends LookupProvider implements Upstream {
     return this.circuit;
   }
   async ping(): Promise<void> {}
+  offers(check: string): boolean {
+    return this.offered === undefined || this.offered.includes(check);
+  }
   async answer(check: string): Promise<CheckAnswer> {
+    if (!this.offers(check)) throw new Error(`${this.provider} was asked for ${check}, which it does not offer`);
     if (this.circuit === 'open') {
       this.refused += 1;
       throw new ProviderUnavailableError(`circuit breaker open: the ${this.provider} upstream failed repeatedly`, 'circuit_open');
     }
-    if (this.notOffered) throw new UpstreamFailure(`${this.provider} offers no ${check}`, 'upstream_error', 'not_offered');
     this.asked += 1;
     if (this.gate) await this.gate;
     await clock.advance(this.latencyMs);
@@ -170,11 +173,23 @@ describe('FailoverProvider: demotion by health (LOOKUP_DEMOTE_*)', () => {
     expect(order()).toEqual(['a', 'b']);
   });
 
-  it('a refusal without a request (a check it does not offer) is no outcome: it neither demotes nor promotes', async () => {
-    a.notOffered = true;
+  it('never asks a provider for a check it does not offer: no failover counted, no outcome for its health, still first for the checks it offers', async () => {
+    a.offered = ['line_type'];
     for (let i = 0; i < 10; i++) await expect(ask()).resolves.toMatchObject({ provider: 'b' });
+    expect(a.asked).toBe(0);
+    expect(failover.failovers().get('a')).toBeUndefined();
     expect(failover.recentHealth('a', 'interactive')).toMatchObject({ calls: 0, demoted: false });
-    expect(order()).toEqual(['a', 'b']);
+    expect(failover.candidates('network_status', '+447400123456', 'interactive').map((member) => member.upstream.provider)).toEqual(['b']);
+    expect(order()).toEqual(['b']);
+    await expect(failover.answer('line_type', '+447400123456')).resolves.toMatchObject({ provider: 'a' });
+  });
+
+  it('a check that no member offers: refused as not_offered without asking anyone, no failover counted', async () => {
+    a.offered = ['line_type'];
+    b.offered = ['line_type'];
+    expect(failover.offers('network_status')).toBe(false);
+    await expect(ask()).rejects.toMatchObject({ reason: 'upstream_error', kind: 'not_offered' });
+    expect({ a: a.asked, b: b.asked, failovers: failover.failovers().size }).toEqual({ a: 0, b: 0, failovers: 0 });
   });
 
   it('cost-aware between equals: LOOKUP_PROVIDERS=a|b puts the cheaper first; a demoted cheap one goes after the dearer healthy one', async () => {

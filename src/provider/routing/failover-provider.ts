@@ -1,7 +1,7 @@
 import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { Clock, SystemClock } from '../../common/clock';
-import type { CheckAnswer } from '../../checks/check-definition';
-import { Lane, LookupProvider, Upstream } from '../port/lookup-provider';
+import type { CheckAnswer, CheckOptionValues } from '../../checks/check-definition';
+import { Lane, LookupProvider, notOffered, Upstream } from '../port/lookup-provider';
 import { UpstreamFailure, ProviderUnavailableError } from '../port/upstream-failure';
 import { isUpstreamUnhealthy } from '../resilience/unhealthy';
 import { NO_ROUTING, routeFor, RoutingRules } from './routing';
@@ -17,14 +17,15 @@ export interface FailoverMember {
 }
 
 /**
- * Several upstreams behind one port. Each check of a number goes to the providers LOOKUP_ROUTING allows
- * for it, in its order (routing.ts: per check, per calling code, the residency allow-list), healthy
+ * Several upstreams behind one port. Each check of a number goes to the providers that offer the check
+ * (their adapter's descriptor: a provider that does not is never asked, and nothing is counted for it)
+ * and that LOOKUP_ROUTING allows for it, in its order (routing.ts: per check, per calling code, the residency allow-list), healthy
  * first: a provider whose breaker is open for the lane is asked all the same, and its breaker refuses
  * without a request until the half-open trial is due (only cockatiel's execute() moves Open → HalfOpen);
  * one whose recent attempts on the lane failed for its health or were slow (health-window.ts, LOOKUP_DEMOTE_*) is
  * demoted: asked after the healthy ones, never skipped. Within each group the route's order stands, so
  * LOOKUP_PROVIDERS' equals stay cheapest first (`a|b`, `<ID>_PRICE`). A refundable failure (timeout, connection error,
- * 5xx, 429, an answer that fails validation, no coverage, a check it does not offer) moves the check
+ * 5xx, 429, an answer that fails validation, no coverage) moves the check
  * to the next, while the check's LOOKUP_CALL_BUDGET_MS lasts (once spent, the rest are not asked and
  * the attempt under way ends with it: resilience/call-deadline.ts). Only when every allowed provider failed does the check fail (the caller's 503,
  * refunded). The customer's charge is the caller's business and happens once, whatever the attempts.
@@ -69,9 +70,15 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
     return this.movedOn;
   }
 
-  /** One check, from the first provider its route allows that answers it (the record names which one did). */
-  async answer(check: string, e164: string, lane: Lane = 'interactive'): Promise<CheckAnswer> {
+  /** Whether any member offers the check. */
+  offers(check: string): boolean {
+    return this.members.some((member) => member.provider.offers(check));
+  }
+
+  /** One check, from the first provider offering it that its route allows and that answers it (the record names which one did). */
+  async answer(check: string, e164: string, lane: Lane = 'interactive', options?: CheckOptionValues): Promise<CheckAnswer> {
     const failures: string[] = [];
+    if (!this.offers(check)) throw notOffered('no configured lookup provider', check);
     const candidates = this.candidates(check, e164, lane);
     if (candidates.length === 0) {
       throw new UpstreamFailure('no lookup provider is allowed for this number (LOOKUP_ROUTING residency)', 'upstream_error', 'no_provider_allowed');
@@ -87,12 +94,12 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
       // below), and only its execute() moves Open → HalfOpen, so a recovered provider gets its trial.
       const started = this.clock.now();
       try {
-        const answer = await callDeadline.run(deadline, () => provider.answer(check, e164, lane));
+        const answer = await callDeadline.run(deadline, () => provider.answer(check, e164, lane, options));
         this.recent.note(key(upstream.provider, lane), false, this.clock.now() - started);
         return answer;
       } catch (error) {
         if (!(error instanceof ProviderUnavailableError)) throw error;
-        // A refusal without a request (its open breaker, a 429 hold, a check it does not offer) says nothing new about its health: not an outcome.
+        // A refusal without a request (its open breaker, a 429 hold) says nothing new about its health: not an outcome.
         if (attemptReachedUpstream(attemptFailureReason(error))) {
           this.recent.note(key(upstream.provider, lane), isUpstreamUnhealthy(error), this.clock.now() - started);
         }
@@ -105,9 +112,10 @@ export class FailoverProvider extends LookupProvider implements OnApplicationBoo
     throw last ?? new ProviderUnavailableError('no lookup provider configured', 'upstream_error');
   }
 
-  /** The providers to ask, in order: the route, the demoted ones last. */
+  /** The providers to ask, in order: those offering the check, as the route orders and allows them, the demoted ones last. */
   candidates(check: string, e164: string, lane: Lane): FailoverMember[] {
-    const route = routeFor(this.rules, [...this.byId.keys()], check, e164).map((id) => this.byId.get(id)!);
+    const offering = this.members.filter((member) => member.provider.offers(check)).map((member) => member.upstream.provider);
+    const route = routeFor(this.rules, offering, check, e164).map((id) => this.byId.get(id)!);
     const demoted = route.filter((member) => this.demoted(member.upstream.provider, lane));
     return [...route.filter((member) => !demoted.includes(member)), ...demoted];
   }
