@@ -10,7 +10,7 @@ import { startTestApp, TestApp } from './helpers/test-app';
 /**
  * What every request goes through, beyond its route: no global interceptor (one puts each request
  * through an RxJS chain and AsyncResource.bind, whose per-call hidden classes keep the request alive
- * until a major GC: docs/benchmark.md), and the app's three global guards only.
+ * until a major GC: docs/architecture.md, "What a call may leave behind"), and the app's three global guards only.
  */
 describe('request path', () => {
   let t: TestApp;

@@ -8,7 +8,7 @@
  * scavenges), those replaced tables, dead in the old generation, kept the responses in flight when
  * each was replaced alive through the scavenges, so most requests were promoted to the old generation,
  * where only a major GC takes them back: 8.4 KB promoted per cache-hit call with a Set in HttpDrain,
- * 1.45 KB with this list (docs/benchmark.md, "Low-load tail"). A removed node links to nothing, so a
+ * 1.45 KB with this list (docs/architecture.md, "What a call may leave behind"). A removed node links to nothing, so a
  * dead node keeps nothing alive.
  */
 export class InFlightList<T> {

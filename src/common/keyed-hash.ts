@@ -4,7 +4,7 @@ import { createHash, createHmac, type KeyObject } from 'node:crypto';
  * A hashing key: the service passes AppConfig.dataHashKey, a KeyObject made once at start-up. Given a
  * Buffer, Node 24's createHmac first checks whether it is a KeyObject or a CryptoKey, which costs 11-13 µs
  * a call there against 2 µs with a KeyObject (Node 20: 1.8 µs either way), and a cache-hit /filter hashes
- * its number on every call (docs/benchmark.md). Buffers are for tests and tools.
+ * its number on every call (docs/architecture.md, "What a call may leave behind"). Buffers are for tests and tools.
  */
 export type HashKey = KeyObject | Buffer;
 

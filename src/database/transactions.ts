@@ -38,7 +38,7 @@ export const TransactionsModule = withoutRequestEnhancers(
  * each of which defines an `asyncResource` accessor with getter and setter closures of its own. V8
  * allocates an accessor's pair in the old generation, so those closures, and all they capture (the
  * interceptor chain, the execution context: req, res and their headers), survive every scavenge until
- * a major GC: ~8 KB promoted per call, every call, and a third of a bare route's CPU (docs/benchmark.md). The two no-ops are dropped here: do not give ClsModule a
+ * a major GC: ~8 KB promoted per call, every call, and a third of a bare route's CPU (docs/architecture.md, "What a call may leave behind"). The two no-ops are dropped here: do not give ClsModule a
  * `guard` or `interceptor` to mount while this wraps it (they would be dropped with them).
  */
 export function withoutRequestEnhancers(module: DynamicModule): DynamicModule {
