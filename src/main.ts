@@ -1,5 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { AdminService } from './admin/admin.service';
+import { CreditsService } from './credits/credits.service';
 import { createApp } from './shell/app-factory';
 import { HttpDrain } from './common/http-drain';
 import { AppConfig, resolveLogFormat } from './config/app-config';
@@ -44,6 +45,7 @@ async function bootstrap(): Promise<void> {
     timeoutMs: config.shutdownTimeoutMs,
     requestsInFlight: () => http?.requestsInFlight ?? 0,
     drain: async (budgetMs) => (http ? http.drain(budgetMs) : 0),
+    refundCutOff: async () => app?.get(CreditsService).refundCallsCutOff(),
     started: () => starting.catch(() => undefined),
     closeApp: async () => {
       Logger.overrideLogger(bootLogger); // app.close() ends the app's logger module before its last messages

@@ -42,6 +42,8 @@ export class KeyAlreadyCharged extends AppError {
 @Injectable()
 export class CreditsService {
   private readonly logger = new Logger(CreditsService.name);
+  /** Charges this process took and has neither settled nor refunded yet: its calls still running. */
+  private readonly open = new Set<string>();
 
   constructor(
     private readonly credits: CreditsRepository,
@@ -94,6 +96,7 @@ export class CreditsService {
     if (charge === 'duplicate') throw new KeyAlreadyCharged();
     if ('refusedBy' in charge) throw await this.refusal(accountId, cost, 'call', charge.refusedBy);
     this.metrics?.creditsCharged(cost);
+    if (!details.settled) this.open.add(charge.id);
     return charge;
   }
 
@@ -189,8 +192,12 @@ export class CreditsService {
    * (a settle resolved after a lost reply keeps what it wrote, or nothing: the answer is not failed for it).
    */
   async settle(chargeId: string, answeredBy: StoredProvenance | null = null): Promise<void> {
-    const settled = await this.settlements.settle(chargeId, answeredBy).catch((error: Error) => this.resolveLostSettle(chargeId, error));
-    if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
+    try {
+      const settled = await this.settlements.settle(chargeId, answeredBy).catch((error: Error) => this.resolveLostSettle(chargeId, error));
+      if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);
+    } finally {
+      this.open.delete(chargeId);
+    }
   }
 
   /**
@@ -224,6 +231,7 @@ export class CreditsService {
    * database that is away.
    */
   async refundFailedCall(chargeId: string, reason: string): Promise<void> {
+    this.open.delete(chargeId);
     try {
       await this.refund(chargeId, reason);
       return;
@@ -275,10 +283,26 @@ export class CreditsService {
 
   /** Gives a charge back, exactly once whoever asks and however often. */
   async refund(chargeId: string, reason: string): Promise<boolean> {
+    this.open.delete(chargeId);
     const refunded = await this.credits.refund(chargeId, reason);
     if (refunded === undefined) return false;
     this.metrics?.creditsRefunded(refunded);
     return true;
+  }
+
+  /**
+   * At shutdown, once the calls still running were cut off (SHUTDOWN_TIMEOUT_MS): their charges are
+   * refunded now, while the database is still open, instead of by the sweep after the bound (on one
+   * instance, at its next start). Exactly once as always: a cut call that settles meanwhile keeps its
+   * charge (its answer was written), and one that settles after finds its charge refunded.
+   */
+  async refundCallsCutOff(): Promise<number> {
+    const ids = [...this.open];
+    this.open.clear();
+    if (ids.length === 0) return 0;
+    const refunded = await this.refundAll(ids, 'call cut off by the shutdown');
+    if (refunded > 0) this.logger.warn(`Refunded ${refunded} charge(s) of the calls the shutdown cut off`);
+    return refunded;
   }
 
   /** Refunds charges whose calls never answered (the process died between charge and answer). */

@@ -16,6 +16,7 @@ describe('installShutdown', () => {
         timeoutMs,
         requestsInFlight: () => 0,
         drain: async () => 0,
+        refundCutOff: async () => undefined,
         started: async () => undefined,
         closeApp: () => new Promise<void>(() => undefined), // a pool that never answers
         stopDatabase: async (budget) => {
@@ -44,7 +45,7 @@ describe('installShutdown: signals that repeat during a shutdown', () => {
   });
 
   /** A shutdown whose drain ends when the test says; records what the plan was asked. */
-  function plannedShutdown() {
+  function plannedShutdown(cutOff = 0) {
     const calls: string[] = [];
     let endDrain!: () => void;
     let drainStarted!: () => void;
@@ -59,8 +60,9 @@ describe('installShutdown: signals that repeat during a shutdown', () => {
         drain: () => {
           calls.push('drain');
           drainStarted();
-          return new Promise<number>((resolve) => (endDrain = () => resolve(0)));
+          return new Promise<number>((resolve) => (endDrain = () => resolve(cutOff)));
         },
+        refundCutOff: async () => void calls.push('refundCutOff'),
         started: async () => undefined,
         closeApp: async () => void calls.push('closeApp'),
         stopDatabase: async (budget) => void calls.push(`stopDatabase ${budget <= 1000 ? 'forced' : 'in order'}`),
@@ -106,5 +108,23 @@ describe('installShutdown: signals that repeat during a shutdown', () => {
     expect(await shutdown.exited).toBe(1);
     expect(shutdown.calls).toEqual(['drain', 'stopDatabase forced']);
     expect(shutdown.warnings.at(-1)).toMatch(/SIGTERM again: stopping now/);
+  });
+
+  it('calls cut off at the bound: their charges are given back before the app and its database pools close', async () => {
+    const shutdown = plannedShutdown(2);
+    send('SIGTERM');
+    await shutdown.draining;
+    shutdown.endDrain();
+    expect(await shutdown.exited).toBe(0);
+    expect(shutdown.calls).toEqual(['drain', 'refundCutOff', 'closeApp', 'stopDatabase in order']);
+  });
+
+  it('no call cut off: nothing to give back', async () => {
+    const shutdown = plannedShutdown(0);
+    send('SIGTERM');
+    await shutdown.draining;
+    shutdown.endDrain();
+    expect(await shutdown.exited).toBe(0);
+    expect(shutdown.calls).toEqual(['drain', 'closeApp', 'stopDatabase in order']);
   });
 });

@@ -15,6 +15,8 @@ export interface ShutdownPlan {
   requestsInFlight: () => number;
   /** Stops accepting connections and waits for running requests; resolves with the number cut off. */
   drain: (budgetMs: number) => Promise<number>;
+  /** After requests were cut off: gives back the charges of the calls among them, while the database is open. */
+  refundCutOff: () => Promise<unknown>;
   /** Waits for the start-up to end: a start-up is never cut in half. */
   started: () => Promise<void>;
   /** Flushes settles, stops workers, closes Redis and every database pool. */
@@ -62,7 +64,11 @@ export function installShutdown(plan: ShutdownPlan, logger = new Logger('Shutdow
       const drainBudget = Math.max(0, leftBeforeDatabase() - reserve);
       logger.log(`${signal}: shutting down; ${plan.requestsInFlight()} request(s) in flight get up to ${drainBudget} ms`);
       const abandoned = await plan.drain(drainBudget);
-      if (abandoned > 0) logger.warn(`${abandoned} request(s) still running after ${drainBudget} ms were cut off`);
+      if (abandoned > 0) {
+        logger.warn(`${abandoned} request(s) still running after ${drainBudget} ms were cut off`);
+        // Their charges now, not at the sweep after the bound (on one instance: its next start).
+        await withTimeout(plan.refundCutOff(), leftBeforeDatabase(), giveUp('the refund of the calls cut off'));
+      }
       await withTimeout(plan.closeApp(), leftBeforeDatabase(), () => {
         const busy = shutdownStepsRunning();
         return new Error(`gave up on ${busy.length > 0 ? busy.join(', ') : 'the database connections'} after ${plan.timeoutMs} ms`);
