@@ -155,12 +155,12 @@ describe('admin API /admin/v1', () => {
       const used = await request(t.http).get('/api/v1/balance').set(account.auth);
       expect(used.status).toBe(200);
       const second = await t.admin.issueKey(account.id, 'test');
-      let res!: request.Response;
-      for (let attempt = 0; attempt < 50; attempt++) {
-        res = await request(t.http).get(`/admin/v1/accounts/${account.id}`).set(ADMIN);
-        if (res.body.keys?.[0]?.last_used_at) break;
-        await new Promise((resolve) => setTimeout(resolve, 20)); // last_used_at is written off the request path
-      }
+      // last_used_at is written off the request path: wait for it to show, not for a set time.
+      const res = await eventually(
+        () => request(t.http).get(`/admin/v1/accounts/${account.id}`).set(ADMIN),
+        (answer) => Boolean(answer.body.keys?.[0]?.last_used_at),
+        30_000,
+      );
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         id: account.id,

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { hashApiKey } from '../src/auth/api-key-format';
 import { createAccount } from './factories/accounts';
+import { eventually } from './helpers/eventually';
 import { expectError } from './helpers/expect-error';
 import { startTestApp, TestApp } from './helpers/test-app';
 
@@ -47,8 +48,13 @@ describe('API key authentication', () => {
     const account = await createAccount(t);
     await request(t.http).get('/api/v1/balance').set(account.auth).expect(200);
     await t.db.query(`UPDATE accounts SET disabled = true WHERE id = $1`, [account.id]);
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // the per-instance auth cache lives 1 s
-    expectError(await request(t.http).get('/api/v1/balance').set(account.auth), 401, 'REVOKED_API_KEY');
+    // The per-instance auth cache keeps the account's state for up to a second: the refusal comes once it lapses.
+    const refused = await eventually(
+      () => request(t.http).get('/api/v1/balance').set(account.auth),
+      (res) => res.status !== 200,
+      30_000,
+    );
+    expectError(refused, 401, 'REVOKED_API_KEY');
   });
 
   it('stores only the hash and a display prefix of a key', async () => {
@@ -69,8 +75,12 @@ describe('API key authentication', () => {
   it('records last_used_at on use', async () => {
     const account = await createAccount(t);
     await request(t.http).get('/api/v1/balance').set(account.auth).expect(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const [row] = await t.db.query(`SELECT last_used_at FROM api_keys WHERE account_id = $1`, [account.id]);
+    // Written off the request path: wait for the row, not for a set time.
+    const row = await eventually(
+      async () => ((await t.db.query(`SELECT last_used_at FROM api_keys WHERE account_id = $1`, [account.id])) as Array<{ last_used_at: Date | null }>)[0],
+      (found) => found.last_used_at !== null,
+      30_000,
+    );
     expect(row.last_used_at).toBeInstanceOf(Date);
   });
 

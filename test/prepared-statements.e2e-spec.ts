@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { DatabaseError, type Pool, type PoolClient } from 'pg';
 import { brokeTheConnection, preparedQuery } from '../src/database/prepared-query';
+import { eventually } from './helpers/eventually';
 
 /**
  * The request path's statements (the charge, the settle) run as named prepared statements on the
@@ -85,11 +86,12 @@ describe('preparedQuery: named statements on the pool, connections kept after a 
     const observer = new DataSource({ type: 'postgres', url: process.env.DATABASE_URL });
     await observer.initialize();
     try {
-      for (let attempt = 0; attempt < 200; attempt++) {
-        const rows: unknown[] = await observer.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`, [before]);
-        if (rows.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      await eventually(
+        (): Promise<unknown[]> => observer.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`, [before]),
+        (rows) => rows.length > 0,
+        30_000,
+        25,
+      );
       (busy as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(
         Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
       );

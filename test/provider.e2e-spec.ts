@@ -13,6 +13,7 @@ import type { LookupProvider } from '../src/provider/port/lookup-provider';
 import { EnabledChecks } from '../src/checks/checks';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { eventually } from './helpers/eventually';
+import { ManualClock } from './helpers/manual-clock';
 import { testRedisUrl } from './helpers/redis';
 import { checkFields, hlrLookupsEnv, ProviderTestModule, startProviderModule } from './provider-helpers';
 
@@ -414,8 +415,12 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
 
   it('opens the circuit once the failure rate passes the threshold with the minimum calls, stops calling the upstream, and recovers after the half-open delay', async () => {
     const own = await startUpstreamSimulator();
+    // The half-open delay is the Clock's: the test moves it instead of waiting for it.
+    const clock = new ManualClock();
     const m2 = await startProviderModule(
       hlrLookupsEnv(own.url, { PROVIDER_BREAKER_FAILURE_RATE: '0.5', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_HALF_OPEN_MS: '300' }),
+      ['error'],
+      { clock },
     );
     try {
       const adapter = m2.provider as HlrLookupsAdapter;
@@ -432,7 +437,10 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
       expect(own.stats().requests).toBe(0);
 
       own.setOptions({ outage: false });
-      await new Promise((resolve) => setTimeout(resolve, 350));
+      await clock.advance(299);
+      expect(await unavailableReason(checkFields(adapter, 'network_status', UK.normal))).toBe('circuit_open'); // not due yet
+      expect(own.stats().requests).toBe(0);
+      await clock.advance(1);
       await expect(checkFields(adapter, 'network_status', UK.normal)).resolves.toEqual({ status: 'CONNECTED', carrier: 'Three' });
       expect(adapter.circuitState('interactive')).toBe('closed');
       expect(own.stats().requests).toBe(1);

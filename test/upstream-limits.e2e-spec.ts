@@ -2,6 +2,7 @@ import request from 'supertest';
 import { UpstreamFailure } from '../src/provider/port/upstream-failure';
 import { startUpstreamSimulator, UpstreamSimulator } from '../tools/upstream-simulator/simulator';
 import { createAccount } from './factories/accounts';
+import { eventually } from './helpers/eventually';
 import { TEST_NUMBERS } from './helpers/numbers';
 import { startTestApp, TestApp } from './helpers/test-app';
 import { checkFields, hlrLookupsAdapter, hlrLookupsEnv } from './provider-helpers';
@@ -36,7 +37,7 @@ describe('upstream answers are capped in bytes and in whole-response time', () =
       expect(failure).toBeInstanceOf(UpstreamFailure);
       expect(failure).toMatchObject({ reason: 'upstream_error', kind: 'oversized' });
       // main: every one of the 64 MiB was read (and parsed) before anything was decided
-      await new Promise((resolve) => setTimeout(resolve, 200)); // the simulator notices the closed socket
+      await eventually(() => simulator.stats().streamsEnded, (ended) => ended >= 1, 30_000, 10); // the simulator noticed the closed socket
       expect(simulator.stats().streamedBytes).toBeLessThan(MiB + IN_FLIGHT_SLACK);
       expect(adapter.tally.failureCounts()).toEqual([{ path: '/hlr-lookup', kind: 'oversized', count: 1 }]);
     } finally {
@@ -69,7 +70,7 @@ describe('upstream answers are capped in bytes and in whole-response time', () =
       simulator.resetStats();
       expect(await failureOf(checkFields(adapter, 'network_status', TEST_NUMBERS.connected))).toMatchObject({ reason: 'timeout' });
       // The stream was given up at the deadline, not read to its end.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await eventually(() => simulator.stats().streamsEnded, (ended) => ended >= 1, 30_000, 10);
       const { streamedBytes } = simulator.stats();
       expect(streamedBytes).toBeGreaterThan(0);
       expect(streamedBytes).toBeLessThan(whole);

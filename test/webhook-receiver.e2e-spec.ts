@@ -36,10 +36,29 @@ describe('a callback arrives on this machine: npm run webhook-receiver (docs/api
       detached: true,
     });
     let output = '';
-    receiver.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    receiver.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const listeners = new Set<() => void>();
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      for (const listener of listeners) listener();
+    };
+    receiver.stdout!.on('data', onData);
+    receiver.stderr!.on('data', onData);
+    /** Resolves when the receiver's output matches (checked at each chunk it prints); a generous deadline otherwise. */
     const waitFor = async (pattern: RegExp) => {
-      for (let waited = 0; waited < 60_000 && !pattern.test(output); waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise<void>((resolve) => {
+        const check = () => {
+          if (!pattern.test(output)) return;
+          listeners.delete(check);
+          clearTimeout(deadline);
+          resolve();
+        };
+        const deadline = setTimeout(() => {
+          listeners.delete(check);
+          resolve();
+        }, 60_000);
+        listeners.add(check);
+        check();
+      });
       expect(output).toMatch(pattern);
     };
     try {

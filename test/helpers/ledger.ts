@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { eventually } from './eventually';
 
 export interface LedgerState {
   balance: number;
@@ -13,12 +14,8 @@ export interface LedgerState {
  * for them, so that an unsettled charge it reports is one whose call really never answered.
  */
 export async function ledgerState(db: DataSource, accountId: string, options: { waitForSettlement?: boolean } = {}): Promise<LedgerState> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    const state = await readLedgerState(db, accountId);
-    if (options.waitForSettlement === false || state.unsettledCharges === 0 || Date.now() > deadline) return state;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  if (options.waitForSettlement === false) return readLedgerState(db, accountId);
+  return eventually(() => readLedgerState(db, accountId), (state) => state.unsettledCharges === 0, 2000, 25);
 }
 
 async function readLedgerState(db: DataSource, accountId: string): Promise<LedgerState> {

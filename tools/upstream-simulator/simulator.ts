@@ -79,6 +79,8 @@ export interface UpstreamSimulatorStats {
   byStatus: Record<string, number>;
   /** Bytes of `giant` and `drip` answers the client took before it finished or went away. */
   streamedBytes: number;
+  /** `giant` and `drip` answers ended (finished, or the client went away): `streamedBytes` counts them. */
+  streamsEnded: number;
 }
 
 export interface UpstreamSimulator {
@@ -184,6 +186,7 @@ export async function startUpstreamSimulator(options: Partial<UpstreamSimulatorO
       stats.byStatus[200] = (stats.byStatus[200] ?? 0) + 1;
       const written = fault === 'giant' ? await streamGiant(response, answer, settings.giantBytes) : await streamDrip(response, answer, settings.slowMs);
       stats.streamedBytes += written;
+      stats.streamsEnded += 1;
       return;
     }
     return send(response, 200, breakSchema(answer, bodyFault), {}, fault === 'partial');
@@ -235,7 +238,7 @@ const ROUTES: Record<string, 'hlr-lookup' | 'nt-lookup' | 'mnp-lookup' | 'auth-t
 };
 
 function emptyStats(): UpstreamSimulatorStats {
-  return { requests: 0, byPath: {}, byStatus: {}, streamedBytes: 0 };
+  return { requests: 0, byPath: {}, byStatus: {}, streamedBytes: 0, streamsEnded: 0 };
 }
 
 /** A wait of `ms` that resolves false as soon as the client goes away; its timer is kept in `timers` for close(). */
