@@ -134,7 +134,9 @@ function checksTable({ checks }: DocSources, _arg: string | undefined, file: str
 
 /** What `GET /api/v1/settings` answers a new account, and `PATCH` turning on every check that starts off. */
 function settingsExample({ checks }: DocSources): string {
-  const rest = '"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…","risk":{"thresholds":{"flag_score":30,"block_score":70,…},"destinations":{}}';
+  // Every threshold with its default, as the answer has them: the README test parses this line as JSON.
+  const thresholds = JSON.stringify(Object.fromEntries(RISK_THRESHOLDS.map((threshold) => [threshold.name, threshold.default])));
+  const rest = `"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…","risk":{"thresholds":${thresholds},"destinations":{}}`;
   const answer = (on: (check: CheckDefinition) => boolean) =>
     `# {"checks":${JSON.stringify(Object.fromEntries(checks.map((check) => [check.name, on(check)])))},"cost_per_call":${sum(checks.filter(on).map((check) => check.price.default))},${rest}}`;
   const turnedOn = Object.fromEntries(checks.filter((check) => !check.defaultEnabled).map((check) => [check.name, true]));
