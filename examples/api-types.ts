@@ -1258,6 +1258,11 @@ export interface components {
             /** @example 4 */
             watchlist_changes_deleted: number;
             /**
+             * @description Charges of running watchlist rounds that had not checked the number yet, refunded (as when a watchlist is deleted).
+             * @example 0
+             */
+            watchlist_charges_refunded: number;
+            /**
              * @description Watchlist entries deleted (the number is no longer watched), in every account.
              * @example 1
              */

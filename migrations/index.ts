@@ -22,6 +22,7 @@ import { AnswerProvenance1765000000000 } from './1765000000000-AnswerProvenance'
 import { BulkCsvLayoutPerJob1765100000000 } from './1765100000000-BulkCsvLayoutPerJob';
 import { WatchlistEntriesPageIndex1765150000000 } from './1765150000000-WatchlistEntriesPageIndex';
 import { RiskVerdicts1765500000000 } from './1765500000000-RiskVerdicts';
+import { ErasureByKeyedHash1765600000000 } from './1765600000000-ErasureByKeyedHash';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   BulkCsvLayoutPerJob1765100000000,
   WatchlistEntriesPageIndex1765150000000,
   RiskVerdicts1765500000000,
+  ErasureByKeyedHash1765600000000,
 ];

@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors';
 import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
+import { CreditsService } from '../credits/credits.service';
+import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { LookupService } from '../provider/lookup.service';
@@ -16,6 +18,8 @@ export interface ErasureCounts {
   bulk_entries_masked: number;
   watchlist_entries_deleted: number;
   watchlist_changes_deleted: number;
+  /** Charges of running watchlist rounds that had not checked the number yet, refunded (as for a deleted watchlist). */
+  watchlist_charges_refunded: number;
   /** Idempotency-Key rows of the number: deleted, or scrubbed while their key is alive. */
   idempotency_keys_erased: number;
   /** Callback events (the outbox) whose body held the number, deleted. */
@@ -44,23 +48,42 @@ export class ErasureService {
     private readonly lookups: LookupService,
     private readonly outbox: OutboxPrivacyService,
     private readonly risk: RiskRecords,
+    private readonly credits: CreditsService,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
   ) {}
 
   /** `e164`: already normalised. */
   async erase(e164: string): Promise<ErasureCounts> {
     // The cache first and last: a lookup answered meanwhile may have cached the number again.
     const cachedBefore = await this.forget(e164);
-    const watched = await this.watchlists.eraseNumber(e164);
+    const watched = await this.eraseWatched(e164);
     const counts = {
       ledger_entries_masked: await this.ledger.maskNumber(e164),
       bulk_entries_masked: await this.bulk.eraseNumber(e164),
       watchlist_entries_deleted: watched.entries,
       watchlist_changes_deleted: watched.changes,
-      idempotency_keys_erased: await this.idempotency.eraseNumber(e164),
+      watchlist_charges_refunded: watched.refunded,
+      idempotency_keys_erased: await this.idempotency.eraseNumber(e164, watched.answerKeys),
       callback_events_deleted: await this.outbox.eraseNumber(e164),
       ...(await this.eraseRisk(e164)),
     };
     return { ...counts, lookup_cache_entries_deleted: cachedBefore + (await this.forget(e164)) };
+  }
+
+  /**
+   * The watchlists' entries and changes of the number, and the refunds of what running rounds charged
+   * for it and will never check: one transaction, so the entry goes iff its charge is given back (the
+   * refund's reference is the one a deletion or the round itself would use: never twice).
+   */
+  private eraseWatched(e164: string): Promise<{ entries: number; changes: number; refunded: number; answerKeys: string[] }> {
+    return this.txHost.withTransaction(async () => {
+      const { entries, changes, unchecked, answerKeys } = await this.watchlists.eraseNumber(e164);
+      let refunded = 0;
+      for (const { chargeId, cost } of unchecked) {
+        if (await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'NUMBER_ERASED' })) refunded += 1;
+      }
+      return { entries, changes, refunded, answerKeys };
+    });
   }
 
   /** The risk verdict's feedback rows and counters; unreachable counters fail the erasure loudly, like the cache. */

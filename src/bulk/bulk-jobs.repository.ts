@@ -55,6 +55,8 @@ export interface NewBulkJob {
   id: string;
   accountId: string;
   entries: PlannedEntry[];
+  /** Each entry's keyed hash for erasure (src/common/number-hash.ts), '' when its form holds no number. */
+  phoneHashes: string[];
   chargedEntries: number;
   costPerEntry: number;
   checks: EnabledChecks;
@@ -131,13 +133,13 @@ export class BulkJobsRepository {
       if (!row) throw new IdempotencyKeyTaken();
       // One statement for all entries (up to 1,000), whatever their number.
       await transaction.query(
-        `INSERT INTO bulk_entries (job_id, idx, phone, chunk, error_code, error_message, done_at, reference)
+        `INSERT INTO bulk_entries (job_id, idx, phone, chunk, error_code, error_message, done_at, reference, phone_hash)
          SELECT $1, e.idx, e.phone, e.chunk,
                 CASE WHEN e.chunk IS NULL THEN 'INVALID_REQUEST' END,
                 CASE WHEN e.chunk IS NULL THEN $5 END,
                 CASE WHEN e.chunk IS NULL THEN now() END,
-                e.reference
-           FROM unnest($2::int[], $3::text[], $4::int[], $6::text[]) AS e(idx, phone, chunk, reference)`,
+                e.reference, e.phone_hash
+           FROM unnest($2::int[], $3::text[], $4::int[], $6::text[], $7::text[]) AS e(idx, phone, chunk, reference, phone_hash)`,
         [
           job.id,
           job.entries.map((e) => e.index),
@@ -145,6 +147,7 @@ export class BulkJobsRepository {
           job.entries.map((e) => e.chunk),
           job.invalidMessage,
           job.entries.map((e) => e.reference ?? null),
+          job.phoneHashes,
         ],
       );
       return toJob(row);

@@ -61,26 +61,54 @@ export class BulkPrivacyRepository {
   }
 
   /**
-   * Erasure of one number from every account's jobs: an entry still waiting for its lookup is answered
-   * as failed now (refunded when its job completes, like any failed lookup; the worker skips answered
-   * entries), then every entry holding the number, in any of the forms a job accepts, keeps only its
-   * masked form. The entries changed.
+   * Erasure of one number from every account's jobs, found by the keyed hashes of its forms
+   * (`hashes`, src/common/number-hash.ts) through their index: an entry still waiting for its lookup is
+   * answered as failed now (refunded when its job completes, like any failed lookup; the worker's write
+   * of an answer requires an unanswered entry of the number, so a chunk in flight writes nothing back),
+   * then every entry holding the number, in any form, keeps only its masked form and no hash. Rows
+   * written before the hash column and not hashed yet (`hashUnhashed`) are matched as before, among
+   * those only (their partial index). The entries changed.
    */
-  async eraseNumber(e164: string, masked: string, failure: { code: string; message: string }): Promise<number> {
+  async eraseNumber(hashes: string[], e164: string, masked: string, failure: { code: string; message: string }): Promise<number> {
     return this.db.transaction(async (em) => {
       await em.query(
         `WITH answered AS (
            UPDATE bulk_entries SET error_code = $2, error_message = $3, done_at = now()
-            WHERE phone = $1 AND done_at IS NULL AND chunk IS NOT NULL RETURNING job_id)
+            WHERE (phone_hash = ANY($1::text[]) OR (phone_hash IS NULL AND phone = $4)) AND done_at IS NULL AND chunk IS NOT NULL RETURNING job_id)
          UPDATE bulk_jobs j SET processed = j.processed + a.n
            FROM (SELECT job_id, count(*)::int AS n FROM answered GROUP BY job_id) a WHERE j.id = a.job_id`,
-        [e164, failure.code, failure.message],
+        [hashes, failure.code, failure.message, e164],
       );
-      const [changed]: [unknown[], number] = await em.query(
-        `UPDATE bulk_entries SET phone = $2 WHERE regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $1 || '$') RETURNING 1`,
+      const [hashed]: [unknown[], number] = await em.query(
+        `UPDATE bulk_entries SET phone = $2, phone_hash = '' WHERE phone_hash = ANY($1::text[]) RETURNING 1`,
+        [hashes, masked],
+      );
+      const [legacy]: [unknown[], number] = await em.query(
+        `UPDATE bulk_entries SET phone = $2, phone_hash = ''
+          WHERE phone_hash IS NULL AND regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $1 || '$') RETURNING 1`,
         [e164.slice(1), masked],
       );
-      return changed.length;
+      return hashed.length + legacy.length;
     });
+  }
+
+  /** Up to `limit` entries written before their hash was (the retention run hashes them with the service's key). */
+  async unhashed(limit: number): Promise<Array<{ jobId: string; idx: number; phone: string }>> {
+    return this.db.query(`SELECT job_id AS "jobId", idx, phone FROM bulk_entries WHERE phone_hash IS NULL LIMIT $1`, [limit]);
+  }
+
+  /** Writes their hashes; an entry hashed or erased meanwhile (another instance) is left alone. The entries written. */
+  async setHashes(rows: Array<{ jobId: string; idx: number; phone: string; hash: string }>): Promise<number> {
+    if (rows.length === 0) return 0;
+    const written: Array<{ n: number }> = await this.db.query(
+      `WITH hashed AS (
+         UPDATE bulk_entries e SET phone_hash = h.hash
+           FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[]) AS h(job_id, idx, phone, hash)
+          WHERE e.job_id = h.job_id AND e.idx = h.idx AND e.phone = h.phone AND e.phone_hash IS NULL
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM hashed`,
+      [rows.map((row) => row.jobId), rows.map((row) => row.idx), rows.map((row) => row.phone), rows.map((row) => row.hash)],
+    );
+    return written[0].n;
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { daysBefore } from '../common/clock';
 import { AppError } from '../common/errors';
+import { erasureHashes, storedFormHash } from '../common/number-hash';
 import { maskPhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
 import { BulkPrivacyRepository } from './bulk-privacy.repository';
@@ -32,6 +33,17 @@ export class BulkPrivacyService {
   }
 
   eraseNumber(e164: string): Promise<number> {
-    return this.records.eraseNumber(e164, maskPhone(e164), { code: 'PROVIDER_UNAVAILABLE', message: ERASED_BEFORE_LOOKUP });
+    return this.records.eraseNumber(erasureHashes(this.config.dataHashKey, e164), e164, maskPhone(e164), { code: 'PROVIDER_UNAVAILABLE', message: ERASED_BEFORE_LOOKUP });
+  }
+
+  /**
+   * One batch of the retention run: entries written before their keyed hash was (the upgrade that
+   * added it) get it, so an erasure finds them through its index. The entries hashed (0: none left).
+   */
+  async hashUnhashedEntries(limit: number): Promise<number> {
+    const rows = await this.records.unhashed(limit);
+    const written = await this.records.setHashes(rows.map((row) => ({ ...row, hash: storedFormHash(this.config.dataHashKey, row.phone) ?? '' })));
+    // Rows changed meanwhile are written by a later batch; none found means none left.
+    return rows.length === 0 ? 0 : Math.max(written, 1);
   }
 }

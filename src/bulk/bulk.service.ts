@@ -11,6 +11,7 @@ import { AppError } from '../common/errors';
 import { isUuid } from '../common/uuid';
 import { E164_MESSAGE } from '../common/phone';
 import { AppConfig } from '../config/app-config';
+import { storedFormHash } from '../common/number-hash';
 import { CreditsService } from '../credits/credits.service';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { SettingsService } from '../settings/settings.service';
@@ -81,6 +82,8 @@ export class BulkService {
       id,
       accountId: account.accountId,
       entries: plan.entries,
+      // What an erasure finds each stored form by (docs/privacy.md): '' for a form holding no number.
+      phoneHashes: plan.entries.map((entry) => storedFormHash(this.hashKey, entry.phone) ?? ''),
       chargedEntries: plan.validCount,
       costPerEntry: cost,
       checks,

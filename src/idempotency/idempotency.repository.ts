@@ -115,24 +115,28 @@ export class IdempotencyRepository {
   /**
    * Stores the answer of the key's call, unless one is stored already (a retry that recomputed it at
    * the same time): returns the answer that is stored now, which every later retry replays. Any
-   * attempt holding the key's charge may store it (the charge is the proof). Undefined when the key
-   * row is gone: it cannot be while the key has a charge (the foreign key), so the caller says so loudly.
+   * attempt holding the key's charge may store it (the charge is the proof). Null when the key was
+   * erased (its request hash is the erased one): a call that began before an erasure never stores its
+   * answer after it, checked in the same statement. Undefined when the key row is gone: it cannot be
+   * while the key has a charge (the foreign key), so the caller says so loudly.
    */
-  async complete(keyId: string, responseBody: string): Promise<string | undefined> {
-    const rows: Array<{ response_body: string }> = await this.db.query(
+  async complete(keyId: string, responseBody: string): Promise<string | null | undefined> {
+    const rows: Array<{ response_body: string | null }> = await this.db.query(
       `WITH stored AS (
          UPDATE idempotency_keys SET status = 'completed', response_status = 200, response_body = $2, completed_at = now()
-          WHERE id = $1 AND status = 'in_progress' RETURNING response_body)
+          WHERE id = $1 AND status = 'in_progress' AND request_hash <> $3 RETURNING response_body)
        SELECT response_body FROM stored
        UNION ALL
-       SELECT response_body FROM idempotency_keys WHERE id = $1 AND status = 'completed' AND NOT EXISTS (SELECT 1 FROM stored)`,
-      [keyId, responseBody],
+       SELECT CASE WHEN request_hash = $3 THEN NULL ELSE response_body END FROM idempotency_keys
+        WHERE id = $1 AND (status = 'completed' OR request_hash = $3) AND NOT EXISTS (SELECT 1 FROM stored)`,
+      [keyId, responseBody, ERASED_REQUEST_HASH],
     );
     if (rows[0]) return rows[0].response_body;
     // Both stored at once: this statement's snapshot predates the other's commit. Read it now.
-    const stored: Array<{ response_body: string }> = await this.db.query(
-      `SELECT response_body FROM idempotency_keys WHERE id = $1 AND status = 'completed'`,
-      [keyId],
+    const stored: Array<{ response_body: string | null }> = await this.db.query(
+      `SELECT CASE WHEN request_hash = $2 THEN NULL ELSE response_body END AS response_body FROM idempotency_keys
+        WHERE id = $1 AND (status = 'completed' OR request_hash = $2)`,
+      [keyId, ERASED_REQUEST_HASH],
     );
     return stored[0]?.response_body;
   }
@@ -180,14 +184,14 @@ export class IdempotencyRepository {
 
   /**
    * Erasure of the keys used for one number: those carrying its keyed hash, and those whose stored
-   * answer lists it (a watchlist's creation: `digits`, the number without its `+`, matched like the
-   * watchlist's own creation answer). A key past its life is deleted. A key still alive keeps its row,
+   * answer lists it (`answerKeys`, a watchlist's creation: found through the watchlist's own hashes),
+   * each through an index (no answer is read). A key past its life is deleted. A key still alive keeps its row,
    * so that its charge keeps naming it and a retry cannot be charged a second time, but loses
    * everything derived from the number: its request hash becomes one no request has (a retry gets 409)
    * and its stored answer goes.
    */
-  async eraseForPhone(phoneHash: string, digits: string): Promise<{ deleted: number; scrubbed: number }> {
-    const holds = `(phone_hash = $1 OR (response_body IS NOT NULL AND regexp_replace(response_body, '[^0-9]', '', 'g') LIKE '%' || $3 || '%'))`;
+  async eraseForPhone(phoneHash: string, answerKeys: string[]): Promise<{ deleted: number; scrubbed: number }> {
+    const holds = `(phone_hash = $1 OR id = ANY($3::uuid[]))`;
     const rows: Array<{ deleted: number; scrubbed: number }> = await this.db.query(
       `WITH deleted AS (
          DELETE FROM idempotency_keys WHERE ${holds} AND created_at < $4::timestamptz - interval '${KEY_LIFE_HOURS} hours' RETURNING 1),
@@ -195,7 +199,7 @@ export class IdempotencyRepository {
          UPDATE idempotency_keys SET phone_hash = NULL, request_hash = $2, response_body = NULL
           WHERE ${holds} AND created_at >= $4::timestamptz - interval '${KEY_LIFE_HOURS} hours' RETURNING 1)
        SELECT (SELECT count(*)::int FROM deleted) AS deleted, (SELECT count(*)::int FROM scrubbed) AS scrubbed`,
-      [phoneHash, ERASED_REQUEST_HASH, digits, this.clock.date()],
+      [phoneHash, ERASED_REQUEST_HASH, answerKeys, this.clock.date()],
     );
     return rows[0];
   }

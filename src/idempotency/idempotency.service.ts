@@ -96,9 +96,13 @@ export class IdempotencyService {
     return this.calls.deleteCreatedBefore(hoursBefore(now, KEY_LIFE_HOURS + this.config.retention.idempotencyGraceHours), limit);
   }
 
-  /** Erasure: the keys used for this number are deleted, or scrubbed while their life lasts (charged at most once still holds). */
-  async eraseNumber(e164: string): Promise<number> {
-    const { deleted, scrubbed } = await this.calls.eraseForPhone(keyedHash(this.config.dataHashKey, e164), e164.slice(1));
+  /**
+   * Erasure: the keys used for this number are deleted, or scrubbed while their life lasts (charged at
+   * most once still holds); a call of such a key still running never stores its answer (`complete`).
+   * `answerKeys`: keys whose stored answer lists the number (a watchlist's creation: watchlists/ knows them).
+   */
+  async eraseNumber(e164: string, answerKeys: string[] = []): Promise<number> {
+    const { deleted, scrubbed } = await this.calls.eraseForPhone(keyedHash(this.config.dataHashKey, e164), answerKeys);
     return deleted + scrubbed;
   }
 
@@ -142,6 +146,8 @@ export class IdempotencyService {
   private async store(keyId: string, body: string): Promise<string> {
     try {
       const stored = await this.calls.complete(keyId, body);
+      // Erased while the call ran: its answer is given to this caller only, never kept.
+      if (stored === null) return body;
       if (stored !== undefined) return stored;
       this.logger.error(`Idempotency-Key ${keyId} was answered but its key row is gone: its answer is not stored`);
       return body;

@@ -35,6 +35,8 @@ export class RetentionService {
   async runOnce(now: Date, shouldStop: () => boolean = () => false): Promise<RetentionCounts> {
     const jobs: Array<[string, (limit: number) => Promise<number>]> = [
       ['bulk_entries', (limit) => this.bulk.deleteExpiredEntries(limit, now)],
+      // Not a deletion: entries written before the erasure's hash column get it (after the deletion, so expired ones are not hashed first).
+      ['bulk_entries_hashed', (limit) => this.bulk.hashUnhashedEntries(limit)],
       ['ledger_phones_masked', (limit) => this.ledger.maskOldPhones(limit, now)],
       ...WATCHLIST_RETENTION_STORES.map((store): [string, (limit: number) => Promise<number>] => [store, (limit) => this.watchlists.deleteExpired(store, limit, now)]),
       ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit, now)],

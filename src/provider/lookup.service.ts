@@ -42,6 +42,14 @@ const PREVIOUS_KEYED_CACHE_KEY_VERSION = 'v3';
 /** The version before keys were hashed: only erasure still looks for it (its entries expire at their TTL). */
 const PLAIN_CACHE_KEY_VERSION = 'v2';
 
+/**
+ * How long an erasure's mark is held (docs/privacy.md): no answer of the number is cached meanwhile.
+ * Far longer than any lookup can run (the longest call is PROVIDER_TIMEOUT_MS × attempts × providers,
+ * seconds; a bulk chunk or round gives up within minutes), so no lookup begun before the erasure
+ * outlives it; lookups of the number after it are answered, only not cached for that hour.
+ */
+export const ERASURE_MARK_SECONDS = 3600;
+
 /** A cached answer and when it was looked up (the Clock's epoch ms), so that a caller can ask for a fresher one. */
 interface CachedAnswer {
   answer: CheckAnswer;
@@ -113,10 +121,13 @@ export class LookupService implements OnApplicationBootstrap {
   /**
    * Erasure (docs/privacy.md): every cached record of the number, for every registered check, in every
    * tier and on every instance, including entries earlier versions wrote. The entries that were held.
+   * The erasure's mark comes first: a lookup of the number still running (begun before the erasure)
+   * can no longer cache its answer once the mark is held, and what it cached before is deleted here.
    */
   async forget(e164: string): Promise<number> {
     const checks = this.registry.names();
     const hash = keyedHash(this.hashKey, e164);
+    await this.store.mark(erasedKey(hash), ERASURE_MARK_SECONDS);
     const hashed = await this.store.delete(
       checks.flatMap((check) => [cacheKey(check, hash), `${PREVIOUS_KEYED_CACHE_KEY_VERSION}:${check}:${hash}`]),
     );
@@ -242,7 +253,7 @@ export class LookupService implements OnApplicationBootstrap {
       }
       this.misses += 1;
       const fresh = await this.ask(check, e164, lane);
-      await this.store.set(key, { answer: fresh, storedAt: this.clock.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check));
+      await this.store.set(key, { answer: fresh, storedAt: this.clock.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check), erasedKey(hash));
       return fresh;
     });
     if (flight.shared) this.shared += 1;
@@ -271,6 +282,11 @@ export class LookupService implements OnApplicationBootstrap {
 /** Whether a cached answer may serve a caller with this age bound at `now` (undefined: any within its TTL). */
 function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined, now: number): boolean {
   return maxAgeSeconds === undefined || now - cached.storedAt <= maxAgeSeconds * 1000;
+}
+
+/** The mark of an erasure of the number (keyed hash, never the number). */
+function erasedKey(numberHash: string): string {
+  return `erased:${numberHash}`;
 }
 
 /** A check's cache key: its version, the check and the keyed hash of the number (never the number). */

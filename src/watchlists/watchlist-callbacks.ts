@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { showOrigin } from '../checks/provenance';
+import { keyedHash } from '../common/keyed-hash';
+import { AppConfig } from '../config/app-config';
 import { EventsService } from '../webhooks/events.service';
 import type { PausedStatus } from './watchlist-rows';
 import { WatchlistsRepository } from './watchlists.repository';
@@ -20,6 +22,7 @@ export class WatchlistCallbacks {
   constructor(
     private readonly watchlists: WatchlistsRepository,
     private readonly outbox: EventsService,
+    private readonly config: AppConfig,
   ) {}
 
   /** `watchlist.changes`: the changes the round found. */
@@ -40,7 +43,8 @@ export class WatchlistCallbacks {
         detected_at: c.detectedAt.toISOString(),
       })),
     };
-    await this.outbox.callback(accountId, 'watchlist.changes', callbackUrl, body, `${watchlistKeyPrefix(watchlistId)}changes:${round}`);
+    const hashes = [...new Set(changes.map((c) => keyedHash(this.config.dataHashKey, c.phone)))];
+    await this.outbox.callback(accountId, 'watchlist.changes', callbackUrl, body, `${watchlistKeyPrefix(watchlistId)}changes:${round}`, hashes);
   }
 
   /** `watchlist.paused`: the round was refused by the balance or the daily spending limit. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
 
 /**
  * What watchlists/ keeps of phone numbers, and how it lets go of them (docs/privacy.md). Each retention
@@ -9,7 +10,10 @@ import { DataSource } from 'typeorm';
  */
 @Injectable()
 export class WatchlistPrivacyRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly txHost: TransactionHost<TypeOrmTx>,
+  ) {}
 
   /** Starts the retention clock of watchlists deleted by the version before deleted_at existed (a rolling upgrade). */
   async dateUndatedDeletions(limit: number, now: Date): Promise<number> {
@@ -74,7 +78,7 @@ export class WatchlistPrivacyRepository {
    */
   async clearCreationAnswersBefore(before: Date, limit: number): Promise<number> {
     return this.count(
-      `UPDATE watchlists SET creation_answer = NULL WHERE id IN (
+      `UPDATE watchlists SET creation_answer = NULL, creation_answer_hashes = NULL WHERE id IN (
          SELECT id FROM watchlists WHERE creation_answer IS NOT NULL AND created_at < $1
           LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [before, limit],
@@ -82,32 +86,64 @@ export class WatchlistPrivacyRepository {
   }
 
   /**
-   * Erasure of one number from every account's watchlists: its changes and its entries go (it is no
-   * longer watched), and a creation answer that lists it (a rejected form of it) is cleared.
+   * Erasure of one number from every account's watchlists, in the transaction ErasureService opened
+   * (which refunds the charges answered here in it): its changes and its entries go (it is no longer
+   * watched), and a creation answer that lists it (a rejected form of it) is cleared. An entry a running
+   * round charged and has not checked is refunded like one of a deleted watchlist: marked checked here
+   * and its charge answered. The watchlists are locked first, in id order, as a round's writes hold
+   * its watchlist before its entries: a round writing meanwhile either committed first (its answer or
+   * refund stands, then the entry goes) or finds the entry gone and writes nothing.
    */
-  async eraseNumber(e164: string): Promise<{ entries: number; changes: number }> {
-    return this.db.transaction(async (em) => {
-      const digits = e164.slice(1);
-      const [changes]: [unknown[], number] = await em.query(
-        `DELETE FROM watchlist_changes WHERE phone = $1
-            OR entry_id IN (SELECT id FROM watchlist_entries WHERE regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $2 || '$')) RETURNING 1`,
-        [e164, digits],
-      );
-      const [entries]: [unknown[], number] = await em.query(
-        `DELETE FROM watchlist_entries WHERE regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $1 || '$') RETURNING 1`,
-        [digits],
-      );
-      await em.query(
-        `UPDATE watchlists SET creation_answer = NULL
-          WHERE creation_answer IS NOT NULL AND regexp_replace(creation_answer, '[^0-9]', '', 'g') LIKE '%' || $1 || '%'`,
-        [digits],
-      );
-      return { entries: entries.length, changes: changes.length };
-    });
+  async eraseNumber(e164: string, hashes: string[]): Promise<WatchlistErasure> {
+    const em = joinedTransaction(this.txHost);
+    // A creation answer written before its hashes were kept is matched as before, among those only (their partial index).
+    const answerHolds = (hashes: string, digits: string) => `(creation_answer_hashes && ${hashes}::text[]
+      OR (creation_answer IS NOT NULL AND creation_answer_hashes IS NULL AND regexp_replace(creation_answer, '[^0-9]', '', 'g') LIKE '%' || ${digits} || '%'))`;
+    // Each part through its own index (an OR with a subquery would read every watchlist).
+    await em.query(
+      `SELECT id FROM watchlists
+        WHERE id IN (SELECT watchlist_id FROM watchlist_entries WHERE phone = $1 UNION ALL SELECT id FROM watchlists WHERE ${answerHolds('$2', '$3')})
+        ORDER BY id FOR NO KEY UPDATE`,
+      [e164, hashes, e164.slice(1)],
+    );
+    const [unchecked]: [Array<{ charge_id: string; cost: number }>] = await em.query(
+      `UPDATE watchlist_entries e SET checked_round = w.round, last_error = 'NUMBER_ERASED', checked_at = now()
+         FROM watchlists w
+        WHERE e.watchlist_id = w.id AND e.phone = $1 AND w.round_running AND e.charged_round = w.round AND e.checked_round < w.round
+        RETURNING e.charge_id::text, w.round_cost AS cost`,
+      [e164],
+    );
+    const [changes]: [unknown[], number] = await em.query(
+      `DELETE FROM watchlist_changes WHERE id IN (
+         SELECT id FROM watchlist_changes WHERE phone = $1
+         UNION SELECT c.id FROM watchlist_changes c JOIN watchlist_entries e ON e.id = c.entry_id WHERE e.phone = $1) RETURNING 1`,
+      [e164],
+    );
+    const [entries]: [unknown[], number] = await em.query(`DELETE FROM watchlist_entries WHERE phone = $1 RETURNING 1`, [e164]);
+    const [answers]: [Array<{ idempotency_key_id: string | null }>] = await em.query(
+      `UPDATE watchlists SET creation_answer = NULL, creation_answer_hashes = NULL WHERE ${answerHolds('$1', '$2')} RETURNING idempotency_key_id::text`,
+      [hashes, e164.slice(1)],
+    );
+    return {
+      entries: entries.length,
+      changes: changes.length,
+      unchecked: unchecked.map((row) => ({ chargeId: row.charge_id, cost: Number(row.cost) })),
+      answerKeys: answers.flatMap((row) => row.idempotency_key_id ?? []),
+    };
   }
 
   private async count(statement: string, parameters: unknown[]): Promise<number> {
     const rows: Array<{ n: number }> = await this.db.query(`WITH touched AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM touched`, parameters);
     return rows[0].n;
   }
+}
+
+/** What an erasure did to the watchlists, and what its caller finishes in the same transaction or after. */
+export interface WatchlistErasure {
+  entries: number;
+  changes: number;
+  /** Charges of running rounds that will never check the number: the caller refunds them in the same transaction. */
+  unchecked: Array<{ chargeId: string; cost: number }>;
+  /** The Idempotency-Keys of the creations whose answers listed the number (their stored answers hold it too). */
+  answerKeys: string[];
 }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { daysBefore, hoursBefore } from '../common/clock';
 import { KEY_LIFE_HOURS } from '../common/idempotency-key';
 import { AppConfig } from '../config/app-config';
-import { WatchlistPrivacyRepository } from './watchlist-privacy.repository';
+import { erasureHashes } from '../common/number-hash';
+import { WatchlistErasure, WatchlistPrivacyRepository } from './watchlist-privacy.repository';
 
 /** Watchlist stores of retention, in the order they must go (changes before their entries). */
 export const WATCHLIST_RETENTION_STORES = [
@@ -43,7 +44,8 @@ export class WatchlistPrivacyService {
     }
   }
 
-  eraseNumber(e164: string): Promise<{ entries: number; changes: number }> {
-    return this.records.eraseNumber(e164);
+  /** In the caller's transaction, which refunds `unchecked` (the charges of a running round that will never check the number). */
+  eraseNumber(e164: string): Promise<WatchlistErasure> {
+    return this.records.eraseNumber(e164, erasureHashes(this.config.dataHashKey, e164));
   }
 }

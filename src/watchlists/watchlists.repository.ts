@@ -49,6 +49,8 @@ export class WatchlistsRepository {
       nextCheckAt: Date;
     },
     entries: NewEntry[],
+    /** The keyed hashes of the rejected forms the answer lists (src/common/number-hash.ts). */
+    answerHashes: string[],
     maxWatched: number,
     answer: (created: Watchlist) => object,
   ): Promise<string> {
@@ -62,7 +64,7 @@ export class WatchlistsRepository {
         );
         await this.insertEntries(em, watchlist.id, entries);
         const body = JSON.stringify(answer((await this.findIn(em, watchlist.accountId, watchlist.id))!));
-        await em.query(`UPDATE watchlists SET creation_answer = $2 WHERE id = $1`, [watchlist.id, body]);
+        await em.query(`UPDATE watchlists SET creation_answer = $2, creation_answer_hashes = $3 WHERE id = $1`, [watchlist.id, body, answerHashes]);
         return body;
       });
     } catch (error) {

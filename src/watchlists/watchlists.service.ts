@@ -9,6 +9,8 @@ import { isUuid } from '../common/uuid';
 import { keysetPage } from '../common/keyset-page';
 import { E164_MESSAGE, normalizePhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
+import type { HashKey } from '../common/keyed-hash';
+import { storedFormHash } from '../common/number-hash';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
 import { SettingsService } from '../settings/settings.service';
@@ -34,6 +36,8 @@ const UPDATABLE_FIELDS = ['name', 'interval', 'callback_url', 'paused', 'add', '
 export class WatchlistsService {
   private readonly callbackPolicy: CallbackAddressPolicy;
   private readonly group: string;
+  /** The keyed hashes of the rejected forms a creation answer lists are kept beside it (an erasure's index). */
+  private readonly hashKey: HashKey;
 
   constructor(
     private readonly watchlists: WatchlistsRepository,
@@ -50,6 +54,7 @@ export class WatchlistsService {
   ) {
     this.callbackPolicy = config.callbacks;
     this.group = config.watchlists.scheduleGroup;
+    this.hashKey = config.dataHashKey;
   }
 
   /**
@@ -87,6 +92,7 @@ export class WatchlistsService {
     const answer = await this.watchlists.create(
       { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group, idempotencyKeyId: keyId ?? null, nextCheckAt: this.clock.date() },
       entries,
+      rejected.flatMap((entry) => storedFormHash(this.hashKey, entry.phone) ?? []),
       await this.accounts.maxWatchedNumbers(accountId),
       (watchlist): WatchlistCreatedDto => ({
         id,

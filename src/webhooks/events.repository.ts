@@ -42,11 +42,11 @@ export class EventsRepository {
   ) {}
 
   /** One delivery; writing the same `dedupeKey` again changes nothing (a retried finisher). */
-  async record(accountId: string, type: string, payload: object, dedupeKey: string, callbackUrl: string | null = null): Promise<void> {
+  async record(accountId: string, type: string, payload: object, dedupeKey: string, callbackUrl: string | null = null, phoneHashes: string[] = []): Promise<void> {
     await this.txHost.tx.query(
-      `INSERT INTO account_events (account_id, type, payload, dedupe_key, callback_url) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO account_events (account_id, type, payload, dedupe_key, callback_url, phone_hashes) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT ON CONSTRAINT account_events_dedupe_key_unique DO NOTHING`,
-      [accountId, type, JSON.stringify(payload), dedupeKey, callbackUrl],
+      [accountId, type, JSON.stringify(payload), dedupeKey, callbackUrl, phoneHashes],
     );
   }
 

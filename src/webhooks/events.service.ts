@@ -21,8 +21,9 @@ export class EventsService {
    * webhook secrets when due: `body` is what the receiver gets. Once per `dedupeKey`. Inside a
    * transaction a service opened, it commits with it.
    */
-  callback(accountId: string, type: string, callbackUrl: string, body: object, dedupeKey: string): Promise<void> {
-    return this.events.record(accountId, type, body, dedupeKey, callbackUrl);
+  /** `phoneHashes`: the keyed hashes of the numbers the body names (src/common/number-hash.ts), what an erasure finds it by. */
+  callback(accountId: string, type: string, callbackUrl: string, body: object, dedupeKey: string, phoneHashes: string[] = []): Promise<void> {
+    return this.events.record(accountId, type, body, dedupeKey, callbackUrl, phoneHashes);
   }
 
   /** The pending deliveries of `keyPrefix` (a deleted watchlist's) are given up, never sent. */

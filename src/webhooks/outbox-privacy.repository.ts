@@ -12,10 +12,17 @@ import { DataSource } from 'typeorm';
 export class OutboxPrivacyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async eraseNumber(e164: string): Promise<number> {
+  /**
+   * Found by the keyed hashes written with each event (`hashes`, the number's, through their index);
+   * events written before those were kept are read as before, among those only (their partial index;
+   * they go at EVENT_RETENTION_DAYS).
+   */
+  async eraseNumber(e164: string, hashes: string[]): Promise<number> {
     const [gone]: [unknown[], number] = await this.db.query(
-      `DELETE FROM account_events WHERE regexp_replace(payload::text, '[^0-9]', '', 'g') LIKE '%' || $1 || '%' RETURNING 1`,
-      [e164.slice(1)],
+      `DELETE FROM account_events
+        WHERE phone_hashes && $1::text[]
+           OR (phone_hashes IS NULL AND regexp_replace(payload::text, '[^0-9]', '', 'g') LIKE '%' || $2 || '%') RETURNING 1`,
+      [hashes, e164.slice(1)],
     );
     return gone.length;
   }

@@ -92,9 +92,12 @@ export async function grow(db: Client, account: string, size: GrowthSizes, log: 
   );
   await step(
     'bulk entries',
-    `INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at)
-     SELECT j.id, i, '+4474' || lpad((i * 7919 % 10000000)::text, 8, '0'), 0, '{"valid":true}'::json, now()
-       FROM bulk_jobs j CROSS JOIN generate_series(0, 999) i WHERE j.source = 'grow'`,
+    // phone_hash: as the service writes it (an erasure finds the entry by it); SHA-256 stands in for the
+    // keyed HMAC, which SQL cannot compute without the key (same width, same spread over the index).
+    `INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at, phone_hash)
+     SELECT j.id, i, p.phone, 0, '{"valid":true}'::json, now(), encode(sha256(convert_to(p.phone, 'UTF8')), 'hex')
+       FROM bulk_jobs j CROSS JOIN generate_series(0, 999) i
+      CROSS JOIN LATERAL (SELECT '+4474' || lpad((i * 7919 % 10000000)::text, 8, '0') AS phone) p WHERE j.source = 'grow'`,
   );
   await step(
     'idempotency keys (other accounts)',
@@ -163,15 +166,31 @@ async function measure(route: Route, postgresPid: number | undefined): Promise<R
   return { medianMs: times[Math.floor(times.length / 2)], postgresMicros };
 }
 
-function routes(base: string, headers: Record<string, string>, adminHeaders: Record<string, string>, ids: { account: string; watchlist: () => string }): Route[] {
+function routes(
+  base: string,
+  headers: Record<string, string>,
+  adminHeaders: Record<string, string>,
+  ids: { account: string; watchlist: () => string; threeEntries: string },
+): Route[] {
   const get = (path: string, h = headers) => () => fetch(`${base}${path}`, { headers: h });
   let created = 0;
+  let erased = 0;
   return [
     { name: 'POST /api/v1/filter (cache hit)', call: () => fetch(`${base}/api/v1/filter`, { method: 'POST', headers, body: JSON.stringify({ phone: '+447400123455' }) }) },
     { name: 'GET /api/v1/balance', call: get('/api/v1/balance') },
     { name: 'GET /api/v1/usage', call: get('/api/v1/usage') },
     { name: 'GET /api/v1/watchlists', call: get('/api/v1/watchlists') },
     { name: 'GET /api/v1/watchlists/{id} (the big one when grown)', call: () => get(`/api/v1/watchlists/${ids.watchlist()}`)() },
+    { name: 'GET /api/v1/watchlists/{id} (a 3-entry list)', call: get(`/api/v1/watchlists/${ids.threeEntries}`) },
+    {
+      // A different number each call, one a grown bulk job holds (the entries' numbers are +4474 and 8 digits).
+      name: 'POST /admin/v1/erasures',
+      call: () => {
+        erased++;
+        const phone = `+4474${String((erased * 7919) % 10_000_000).padStart(8, '0')}`;
+        return fetch(`${base}/admin/v1/erasures`, { method: 'POST', headers: { ...adminHeaders, 'Content-Type': 'application/json' }, body: JSON.stringify({ phone }) });
+      },
+    },
     {
       name: 'POST /api/v1/watchlists (2 numbers)',
       call: () => {
@@ -245,8 +264,11 @@ async function main(): Promise<void> {
     // The empty database's own data: a small watchlist and a bulk job.
     const small = (await (await fetch(`${base}/api/v1/watchlists`, { method: 'POST', headers, body: JSON.stringify({ phones: ['+447400123455'], interval: 'monthly' }) })).json()) as { id: string };
     await fetch(`${base}/api/v1/filter/bulk`, { method: 'POST', headers, body: JSON.stringify({ phones: ['+447400123465', '+447400123475'] }) });
+    const three = (await (
+      await fetch(`${base}/api/v1/watchlists`, { method: 'POST', headers, body: JSON.stringify({ phones: ['+447400123485', '+447400123495', '+447400123405'], interval: 'monthly' }) })
+    ).json()) as { id: string };
     let watchlist = small.id;
-    const list = routes(base, headers, adminHeaders, { account: account.id, watchlist: () => watchlist });
+    const list = routes(base, headers, adminHeaders, { account: account.id, watchlist: () => watchlist, threeEntries: three.id });
 
     console.log(`empty database: ${CALLS} sequential calls per route`);
     const empty = await measureAll(list, postgresPid);

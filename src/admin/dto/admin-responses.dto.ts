@@ -118,6 +118,8 @@ export class ErasureDto {
   bulk_entries_masked: number;
   @ApiProperty({ example: 1, description: 'Watchlist entries deleted (the number is no longer watched), in every account.' }) watchlist_entries_deleted: number;
   @ApiProperty({ example: 4 }) watchlist_changes_deleted: number;
+  @ApiProperty({ example: 0, description: 'Charges of running watchlist rounds that had not checked the number yet, refunded (as when a watchlist is deleted).' })
+  watchlist_charges_refunded: number;
   @ApiProperty({ example: 1, description: 'Idempotency-Key rows of the number deleted, or, while their key is alive, stripped of it (a retry gets 409, never a second charge).' })
   idempotency_keys_erased: number;
   @ApiProperty({ example: 1, description: 'Callbacks (the outbox) whose body held the number, deleted, delivered or not (a pending one is never sent).' })

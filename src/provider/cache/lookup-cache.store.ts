@@ -11,8 +11,14 @@ import { RedisBudget } from '../../common/redis-budget';
 export abstract class LookupCacheStore {
   abstract readonly kind: 'memory' | 'redis';
   abstract get<T extends object>(key: string): Promise<T | undefined>;
-  /** `ttlSeconds` 0 means "do not cache". */
-  abstract set(key: string, value: object, ttlSeconds: number): Promise<void>;
+  /**
+   * `ttlSeconds` 0 means "do not cache". `unless`: an erasure's mark (`mark`); while it is held the
+   * entry is not written, checked in the same step as the write (one Redis script), so an answer whose
+   * lookup began before an erasure can never bring the number back after it (docs/privacy.md).
+   */
+  abstract set(key: string, value: object, ttlSeconds: number, unless?: string): Promise<void>;
+  /** Holds an erasure's mark for `ttlSeconds` (see `set`). Throws when the store cannot be reached. */
+  abstract mark(key: string, ttlSeconds: number): Promise<void>;
   /**
    * Forgets the entries (an erasure, docs/privacy.md): how many were held. Throws when the store cannot
    * be reached. `broadcast`: other instances' in-process tiers drop them too (only for keys that hold no number).
@@ -23,6 +29,13 @@ export abstract class LookupCacheStore {
   /** Operations that failed and were degraded to a miss or a dropped write. */
   abstract readonly errors: number;
 }
+
+const MARKED = Object.freeze({});
+
+/** SET EX of KEYS[1] unless KEYS[2] (an erasure's mark) exists, atomically: 1 when written. */
+const SET_UNLESS_MARKED = `if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1`;
 
 /**
  * An lru-cache whose entries expire by the Clock (a test moves it): `perf` is what lru-cache reads
@@ -37,19 +50,26 @@ export class MemoryLookupCacheStore extends LookupCacheStore {
   readonly kind = 'memory';
   readonly errors = 0;
   private readonly entries: LRUCache<string, object>;
+  /** Erasures' marks: never evicted for room (an erasure is rare), each gone at its TTL. */
+  private readonly marks: LRUCache<string, object>;
 
   constructor(maxEntries: number, clock: Clock = new SystemClock()) {
     super();
     this.entries = clockedLru(maxEntries, clock);
+    this.marks = clockedLru(100_000, clock);
   }
 
   async get<T extends object>(key: string): Promise<T | undefined> {
     return this.entries.get(key) as T | undefined;
   }
 
-  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
-    if (ttlSeconds <= 0) return;
+  async set(key: string, value: object, ttlSeconds: number, unless?: string): Promise<void> {
+    if (ttlSeconds <= 0 || (unless !== undefined && this.marks.has(unless))) return;
     this.entries.set(key, Object.freeze(value), { ttl: ttlSeconds * 1000 });
+  }
+
+  async mark(key: string, ttlSeconds: number): Promise<void> {
+    this.marks.set(key, MARKED, { ttl: ttlSeconds * 1000 });
   }
 
   async delete(keys: string[]): Promise<number> {
@@ -164,15 +184,22 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
     }
   }
 
-  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
-    await this.write(key, value, ttlSeconds);
+  async set(key: string, value: object, ttlSeconds: number, unless?: string): Promise<void> {
+    await this.write(key, value, ttlSeconds, unless);
   }
 
-  /** `set`, resolving whether Redis took the entry. */
-  async write(key: string, value: object, ttlSeconds: number): Promise<boolean> {
+  /** `set`, resolving whether Redis took the entry (not when `unless` is held). */
+  async write(key: string, value: object, ttlSeconds: number, unless?: string): Promise<boolean> {
     if (ttlSeconds <= 0 || !this.connected('set')) return false;
+    const entry = this.keyPrefix + key;
     try {
-      return await this.withinBudget(async () => (await this.client.set(this.keyPrefix + key, JSON.stringify(value), 'EX', ttlSeconds)) === 'OK', false);
+      return await this.withinBudget(
+        async () =>
+          unless === undefined
+            ? (await this.client.set(entry, JSON.stringify(value), 'EX', ttlSeconds)) === 'OK'
+            : (await this.client.eval(SET_UNLESS_MARKED, 2, entry, this.keyPrefix + unless, JSON.stringify(value), ttlSeconds)) === 1,
+        false,
+      );
     } catch (error) {
       this.failed('set', error);
       return false;
@@ -183,6 +210,11 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
   async delete(keys: string[]): Promise<number> {
     if (keys.length === 0) return 0;
     return this.client.del(...keys.map((key) => this.keyPrefix + key));
+  }
+
+  /** Unlike writes, an erasure's mark must not be degraded to nothing: a failure is thrown. */
+  async mark(key: string, ttlSeconds: number): Promise<void> {
+    await this.client.set(this.keyPrefix + key, '1', 'EX', ttlSeconds);
   }
 
   /**

@@ -4,6 +4,8 @@ import { LRUCache } from 'lru-cache';
 import { clockedLru, LookupCacheStore, RedisLookupCacheStore } from './lookup-cache.store';
 
 const SUBSCRIBE_WAIT_MS = 2000;
+/** How long a drop is remembered: far longer than a write's round trip (its command timeout). */
+const DROPPED_KEPT_MS = 60_000;
 
 /**
  * Redis (shared by every instance) behind a bounded in-process tier, so a number asked again on this
@@ -16,6 +18,11 @@ const SUBSCRIBE_WAIT_MS = 2000;
 export class TieredLookupCacheStore extends LookupCacheStore implements OnModuleInit, OnModuleDestroy {
   readonly kind = 'redis';
   private readonly local: LRUCache<string, object>;
+  /**
+   * When each key was last dropped here (an erasure, here or broadcast): a write whose Redis reply
+   * arrives after the drop keeps no copy in process, though Redis took it before the erasure's delete.
+   */
+  private readonly droppedAt: LRUCache<string, object>;
   private readonly logger = new Logger('LookupCache');
   /** Listens for erasures made on any instance (RedisLookupCacheStore.broadcastForget). */
   private subscriber: Redis | undefined;
@@ -27,6 +34,7 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
     super();
     // Timed by the same Clock as the round trips subtracted from the copies' TTLs.
     this.local = clockedLru(maxEntries, shared.clock);
+    this.droppedAt = clockedLru(maxEntries, shared.clock);
   }
 
   get errors(): number {
@@ -62,7 +70,7 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
 
   /** Redis and every instance's in-process tier (this one's at once, the others' by the broadcast). */
   async delete(keys: string[], broadcast = true): Promise<number> {
-    for (const key of keys) this.local.delete(key);
+    this.forgetLocal(keys);
     const deleted = await this.shared.delete(keys);
     if (broadcast) await this.shared.broadcastForget(keys);
     return deleted;
@@ -70,9 +78,17 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
 
   private dropLocal(message: string): void {
     try {
-      for (const key of JSON.parse(message) as string[]) this.local.delete(key);
+      this.forgetLocal(JSON.parse(message) as string[]);
     } catch {
       // Not ours: nothing to drop.
+    }
+  }
+
+  private forgetLocal(keys: string[]): void {
+    const now = this.shared.clock.now();
+    for (const key of keys) {
+      this.local.delete(key);
+      this.droppedAt.set(key, { at: now }, { ttl: DROPPED_KEPT_MS });
     }
   }
 
@@ -87,12 +103,18 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
   }
 
   /** Kept in process only once Redis has it: the tier mirrors Redis, it never answers what Redis could not keep. */
-  async set(key: string, value: object, ttlSeconds: number): Promise<void> {
+  async set(key: string, value: object, ttlSeconds: number, unless?: string): Promise<void> {
     const sentAt = this.shared.clock.now();
-    if (!(await this.shared.write(key, value, ttlSeconds))) return;
+    if (!(await this.shared.write(key, value, ttlSeconds, unless))) return;
+    const dropped = this.droppedAt.get(key) as { at: number } | undefined;
+    if (dropped !== undefined && dropped.at >= sentAt) return;
     // Counted from before Redis got it, so the copy ends no later than the entry.
     const ttlMs = ttlSeconds * 1000 - (this.shared.clock.now() - sentAt);
     if (ttlMs >= 1) this.local.set(key, Object.freeze(value), { ttl: Math.floor(ttlMs) });
+  }
+
+  mark(key: string, ttlSeconds: number): Promise<void> {
+    return this.shared.mark(key, ttlSeconds);
   }
 
   ping(): Promise<boolean> {

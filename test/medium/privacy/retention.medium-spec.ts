@@ -1,5 +1,6 @@
 import { AdminModule } from '../../../src/admin/admin.module';
 import { BulkPrivacyRepository } from '../../../src/bulk/bulk-privacy.repository';
+import { storedFormHash } from '../../../src/common/number-hash';
 import { maskPhone } from '../../../src/common/phone';
 import { CreditsService } from '../../../src/credits/credits.service';
 import { IdempotencyRepository } from '../../../src/idempotency/idempotency.repository';
@@ -63,10 +64,12 @@ describe('retention: each store lets go of numbers after its period by the clock
        VALUES (gen_random_uuid(), $1, 'completed', 4, 4, 0, 0, 0, '[]', '{"answer":[],"answered_by":[]}', 'retention-test', 1, now()) RETURNING id`,
       [account.id],
     );
+    // Written as the service writes them, with their keyed hash (rows from before it: the last test).
+    const oldPhones = [0, 1, 2, 3].map((i) => `+44740020200${i}`);
     await m.db.query(
-      `INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at)
-       SELECT $1, i, '+44740020200' || i, 0, '{"valid":true}', now() FROM generate_series(0, 3) AS i`,
-      [oldJob.id],
+      `INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at, phone_hash)
+       SELECT $1, i - 1, phones[i], 0, '{"valid":true}', now(), hashes[i] FROM generate_series(1, 4) AS i, (SELECT $2::text[] AS phones, $3::text[] AS hashes) p`,
+      [oldJob.id, oldPhones, oldPhones.map((phone) => storedFormHash(m.config.dataHashKey, phone))],
     );
 
     // Watchlists: one kept, with an entry removed now and a live one (each with a change) and a finished
@@ -127,7 +130,10 @@ describe('retention: each store lets go of numbers after its period by the clock
        VALUES (gen_random_uuid(), $1, 'completed', 1, 1, 0, 0, 0, '[]', '{"answer":[],"answered_by":[]}', 'retention-test', 1, $2) RETURNING id`,
       [account.id, m.clock.date()],
     );
-    await m.db.query(`INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at) VALUES ($1, 0, '+447400202009', 0, '{"valid":true}', now())`, [newJob.id]);
+    await m.db.query(`INSERT INTO bulk_entries (job_id, idx, phone, chunk, result, done_at, phone_hash) VALUES ($1, 0, '+447400202009', 0, '{"valid":true}', now(), $2)`, [
+      newJob.id,
+      storedFormHash(m.config.dataHashKey, '+447400202009'),
+    ]);
 
     // Bulk entries (RETENTION_BULK_ENTRIES_DAYS) and removed or deleted watchlist entries with their changes (RETENTION_WATCHLIST_REMOVED_DAYS).
     await advanceTo(base + 30 * DAY_MS - HOUR_MS);
@@ -193,8 +199,8 @@ describe('retention: each store lets go of numbers after its period by the clock
     );
     const ids = jobs.map((job) => job.id);
     await m.db.query(
-      `INSERT INTO bulk_entries (job_id, idx, phone, error_code, error_message, done_at)
-       SELECT j.id, i, 'not-a-number', 'INVALID_REQUEST', 'not a number', now() FROM unnest($1::uuid[]) AS j(id), generate_series(0, 2) AS i`,
+      `INSERT INTO bulk_entries (job_id, idx, phone, error_code, error_message, done_at, phone_hash)
+       SELECT j.id, i, 'not-a-number', 'INVALID_REQUEST', 'not a number', now(), '' FROM unnest($1::uuid[]) AS j(id), generate_series(0, 2) AS i`,
       [ids],
     );
     await m.clock.advance(m.config.retention.bulkEntriesDays * DAY_MS + 60_000);
@@ -211,5 +217,25 @@ describe('retention: each store lets go of numbers after its period by the clock
     }
     expect(await count(`bulk_entries WHERE job_id = ANY($1::uuid[])`, [ids])).toBe(0);
     expect(await count(`bulk_jobs WHERE id = ANY($1::uuid[]) AND entries_deleted_at IS NOT NULL`, [ids])).toBe(30);
+  });
+
+  it('entries written before their keyed hash was get it from the retention run, once, so that an erasure finds them by index', async () => {
+    const account = await createAccount(m, { credits: 0 });
+    const [job]: Array<{ id: string }> = await m.db.query(
+      `INSERT INTO bulk_jobs (id, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source, chunks, completed_at)
+       VALUES (gen_random_uuid(), $1, 'completed', 3, 3, 0, 0, 0, '[]', '{"answer":[],"answered_by":[]}', 'retention-test', 1, $2) RETURNING id`,
+      [account.id, m.clock.date()],
+    );
+    const forms = ['+447400202101', '07400 202102', 'not-a-number'];
+    await m.db.query(
+      `INSERT INTO bulk_entries (job_id, idx, phone, error_code, error_message, done_at)
+       SELECT $1, i - 1, ($2::text[])[i], 'INVALID_REQUEST', 'test', now() FROM generate_series(1, 3) AS i`,
+      [job.id, forms],
+    );
+    const hashes = async () => (await m.db.query(`SELECT phone_hash FROM bulk_entries WHERE job_id = $1 ORDER BY idx`, [job.id])).map((row: { phone_hash: string | null }) => row.phone_hash);
+    expect(await hashes()).toEqual([null, null, null]);
+    expect((await m.get(RetentionService).runOnce(m.clock.date())).bulk_entries_hashed).toBe(3);
+    expect(await hashes()).toEqual([storedFormHash(m.config.dataHashKey, forms[0]), storedFormHash(m.config.dataHashKey, forms[1]), '']);
+    expect((await m.get(RetentionService).runOnce(m.clock.date())).bulk_entries_hashed).toBe(0);
   });
 });

@@ -7,6 +7,7 @@ import { MemoryLookupCacheStore } from '../../../src/provider/cache/lookup-cache
 import { TieredLookupCacheStore } from '../../../src/provider/cache/tiered-lookup-cache.store';
 import { startUpstreamSimulator, UpstreamSimulator } from '../../../tools/upstream-simulator/simulator';
 import { ManualClock } from '../../helpers/manual-clock';
+import { deferred } from '../lookups';
 import { hlrLookupsEnv, ProviderTestModule, startProviderModule } from '../../provider-helpers';
 
 const NETWORK_ONLY: EnabledChecks = { network_status: true, line_type: false, portability: false };
@@ -83,6 +84,42 @@ describe('Redis lookup cache with its in-process tier (REDIS_URL set)', () => {
     await back;
     await expect(started.lookupAnswers(phone, NETWORK_ONLY)).resolves.toEqual(answer);
     expect(sim.stats().requests).toBe(2);
+  });
+
+  /**
+   * Issue 35 point 2: a write Redis took just before an erasure, whose reply arrives after the erasure
+   * dropped the key here, must not leave a copy in process (Redis lost it to the erasure's delete). And
+   * once the erasure's mark is held, a write is refused in Redis itself (one script: mark checked, entry set).
+   */
+  it('keeps no in-process copy of a write answered after an erasure dropped its key, and writes nothing while the mark is held', async () => {
+    const { store } = await instance();
+    const tiered = store as TieredLookupCacheStore;
+    const key = `v4:network_status:${randomBytes(8).toString('hex')}`;
+    const mark = `erased:${randomBytes(8).toString('hex')}`;
+    const reply = deferred();
+    const taken = deferred();
+    const write = tiered.shared.write.bind(tiered.shared);
+    const held = jest.spyOn(tiered.shared, 'write').mockImplementationOnce(async (...args) => {
+      const took = await write(...args);
+      taken.resolve();
+      await reply.promise;
+      return took;
+    });
+    try {
+      const writing = tiered.set(key, { answer: 'x' }, 3600, mark);
+      await taken.promise;
+      expect(await redis.exists(`${prefix}${key}`)).toBe(1);
+      await tiered.mark(mark, 3600);
+      expect(await tiered.delete([key])).toBe(1);
+      reply.resolve();
+      await writing;
+    } finally {
+      held.mockRestore();
+    }
+    expect(await tiered.get(key)).toBeUndefined();
+    await tiered.set(key, { answer: 'y' }, 3600, mark);
+    expect(await redis.exists(`${prefix}${key}`)).toBe(0);
+    expect(await tiered.get(key)).toBeUndefined();
   });
 
   it('keeps a copy it read no longer than Redis keeps the entry it was read from', async () => {
@@ -169,3 +206,4 @@ describe('the in-memory lookup cache and the age a caller accepts (no REDIS_URL)
     expect(report.answers.network_status.observedAt).toBe(clock.date().toISOString());
   });
 });
+
