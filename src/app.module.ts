@@ -9,6 +9,7 @@ import { BulkModule } from './bulk/bulk.module';
 import type { CheckRegistration } from './checks/check-definition';
 import { ChecksModule } from './checks/checks.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { Clock } from './common/clock';
 import { ClockModule } from './common/clock.module';
 import { BodyErrorGuard } from './common/body-error.guard';
 import { StrictValidationPipe } from './common/validation';
@@ -36,6 +37,8 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 /** What a deployment (or a test) adds to the service without changing src/. */
 export interface AppExtensions {
   checks?: readonly CheckRegistration[];
+  /** The time the app reads (tests: a ManualClock, so that a window or a lease passes when the test says). */
+  clock?: Clock;
 }
 
 @Module({})
@@ -49,7 +52,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        ClockModule,
+        extensions.clock ? ClockModule.on(extensions.clock) : ClockModule,
         ChecksModule.forRoot(config.checkTuning, extensions.checks),
         LoggingModule.forRoot(config),
         MetricsModule,

@@ -16,7 +16,8 @@ type UsageEntry = { id: string; type: string; phone: string | null; answered_by:
 
 /** The CSV columns a bulk job had before provenance (issue 23): kept first, in this order. */
 const COLUMNS_BEFORE = ['phone', 'reference', 'country', 'valid', 'status', 'carrier', 'line_type', 'is_ported', 'error_code', 'error_message'];
-const PROVENANCE_COLUMNS = ['network_status_provider', 'network_status_observed_at', 'line_type_provider', 'line_type_observed_at', 'portability_provider', 'portability_observed_at'];
+/** The provenance columns of a job whose account has network_status and line_type on (a job's columns are its checks'). */
+const PROVENANCE_COLUMNS = ['network_status_provider', 'network_status_observed_at', 'line_type_provider', 'line_type_observed_at'];
 
 /**
  * Provenance (issue 23, point 4): which provider answered each check and when, kept with the ledger's
@@ -148,12 +149,12 @@ describe('provenance: which provider answered each check, and when', () => {
     const csv = (await request(t.http).get(`/api/v1/filter/bulk/${job.body.id}/results.csv`).set(account.auth).expect(200)).text;
     const lines = csv.trim().split('\r\n').map((line) => line.split(','));
     expect(lines[0]).toEqual([...COLUMNS_BEFORE, ...PROVENANCE_COLUMNS]);
-    // The provenance cells are the last six (an error message may hold quoted commas before them).
+    // The provenance cells are the last four (an error message may hold quoted commas before them).
     for (const [index, line] of lines.slice(1, 5).entries()) {
       const origin = results[index].answered_by!;
-      expect(line.slice(-PROVENANCE_COLUMNS.length)).toEqual(['backup', origin.network_status.observed_at, 'backup', origin.line_type.observed_at, '', '']);
+      expect(line.slice(-PROVENANCE_COLUMNS.length)).toEqual(['backup', origin.network_status.observed_at, 'backup', origin.line_type.observed_at]);
     }
-    expect(lines[5].slice(-PROVENANCE_COLUMNS.length)).toEqual(['', '', '', '', '', '']);
+    expect(lines[5].slice(-PROVENANCE_COLUMNS.length)).toEqual(['', '', '', '']);
     // The job's reservation is a CHARGE too: its entries carry the origins, not the ledger row.
     expect((await usage()).find((entry) => entry.type === 'CHARGE')!.answered_by).toBeNull();
   }, 60_000);

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Clock, SystemClock } from './clock';
 import { ClockScheduler, Scheduler } from './scheduler';
 
@@ -11,4 +11,14 @@ import { ClockScheduler, Scheduler } from './scheduler';
   ],
   exports: [Clock, Scheduler],
 })
-export class ClockModule {}
+export class ClockModule {
+  /** The same on a given clock: a test that boots the whole app moves its time (a ManualClock) instead of waiting. */
+  static on(clock: Clock): DynamicModule {
+    return {
+      module: ClockModule,
+      global: true,
+      providers: [{ provide: Clock, useValue: clock }, { provide: Scheduler, useClass: ClockScheduler }],
+      exports: [Clock, Scheduler],
+    };
+  }
+}

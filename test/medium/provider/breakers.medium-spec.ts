@@ -14,6 +14,11 @@ import { checkFields, hlrLookupsEnv, ProviderTestModule, startProviderModule, tw
  */
 const WINDOW_MS = 10_000;
 const HALF_OPEN_MS = 60_000;
+/**
+ * The upstreams' deadline: reached only by a failure. The simulators answer from this test's own process,
+ * which a loaded machine starves for seconds; no case here is about a timeout.
+ */
+const TIMEOUT_MS = '30000';
 const BOTH: EnabledChecks = { network_status: true, line_type: true, portability: false };
 
 /** Plan-valid UK mobiles ending in 0003: the upstream (simulator) answers their lookups HTTP 503 NETWORK_FAILURE. */
@@ -38,7 +43,7 @@ describe('the live breaker: a window in time, on the clock, and a failing number
     clock = new ManualClock();
     t = await startProviderModule(
       hlrLookupsEnv(simulator.url, {
-        PROVIDER_TIMEOUT_MS: '2000',
+        PROVIDER_TIMEOUT_MS: TIMEOUT_MS,
         PROVIDER_RETRIES: '0',
         PROVIDER_BREAKER_FAILURE_RATE: '0.5',
         PROVIDER_BREAKER_WINDOW_MS: String(WINDOW_MS),
@@ -112,7 +117,7 @@ describe("an upstream's 429 holds its lane back for Retry-After, by the clock", 
     const limited = '+447400990429';
     const simulator = await startUpstreamSimulator({ faultsByNumber: { [limited]: 'http-429' } });
     const clock = new ManualClock();
-    const t = await startProviderModule(hlrLookupsEnv(simulator.url, { PROVIDER_RETRIES: '0' }), ['error'], { clock });
+    const t = await startProviderModule(hlrLookupsEnv(simulator.url, { PROVIDER_RETRIES: '0', PROVIDER_TIMEOUT_MS: TIMEOUT_MS }), ['error'], { clock });
     const ask = (phone: string, lane: 'batch' | 'interactive') => outcomeOf(checkFields(t.provider, 'network_status', phone, lane)).then((reason) => reason);
     const kindOf = (phone: string, lane: 'batch' | 'interactive') =>
       checkFields(t.provider, 'network_status', phone, lane).then(
@@ -165,7 +170,7 @@ describe('failover on the clock: breakers get their half-open trial, demoted pro
   it('a recovered primary answers again once its breaker is due for a trial by the clock; the backup is no longer asked', async () => {
     const clock = new ManualClock();
     const t = await startProviderModule(
-      twoUpstreamsEnv(primary.url, backup.url, { PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) }),
+      twoUpstreamsEnv(primary.url, backup.url, { PROVIDER_TIMEOUT_MS: TIMEOUT_MS, PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) }),
       ['error'],
       { clock },
     );
@@ -192,7 +197,7 @@ describe('failover on the clock: breakers get their half-open trial, demoted pro
   it('every breaker open: the lookup fails while they are down, and is answered again once they recover and their trial is due (no restart)', async () => {
     const clock = new ManualClock();
     const t = await startProviderModule(
-      twoUpstreamsEnv(primary.url, backup.url, { PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) }),
+      twoUpstreamsEnv(primary.url, backup.url, { PROVIDER_TIMEOUT_MS: TIMEOUT_MS, PROVIDER_BREAKER_MIN_CALLS: '4', PROVIDER_BREAKER_WINDOW_MS: '10000', PROVIDER_BREAKER_HALF_OPEN_MS: String(HALF_OPEN_MS) }),
       ['error'],
       { clock },
     );
@@ -218,6 +223,7 @@ describe('failover on the clock: breakers get their half-open trial, demoted pro
     const demotionWindowMs = 8000;
     const t = await startProviderModule(
       twoUpstreamsEnv(primary.url, backup.url, {
+        PROVIDER_TIMEOUT_MS: TIMEOUT_MS,
         PROVIDER_BREAKER_MIN_CALLS: '1000', // only the demotion is at work here
         LOOKUP_DEMOTE_WINDOW_MS: String(demotionWindowMs),
         LOOKUP_DEMOTE_WINDOW_CALLS: '2',
