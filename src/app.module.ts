@@ -58,7 +58,7 @@ export class AppModule {
         MetricsModule,
         RedisBudgetModule,
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(config.database.url, config.database.poolSize),
+          ...dataSourceOptions(config.database.url, config.database.poolSize, config.database.connectTimeoutMs),
           autoLoadEntities: true,
           logger: new DatabaseLogger(),
         }),

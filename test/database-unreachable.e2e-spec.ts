@@ -20,7 +20,7 @@ describe('PostgreSQL blackholed: 503 at once once the pool knows', () => {
   beforeAll(async () => {
     const proxied = await proxiedDatabaseUrl(process.env.DATABASE_URL!);
     proxy = proxied.proxy;
-    t = await startTestApp({ DATABASE_URL: proxied.url, LOG_LEVEL: 'silent' });
+    t = await startTestApp({ DATABASE_URL: proxied.url, LOG_LEVEL: 'silent', DATABASE_CONNECT_TIMEOUT_MS: '5000' });
     account = await createAccount(t, { credits: 400 });
     await request(t.http).post('/api/v1/filter').set(account.auth).send({ phone: TEST_NUMBERS.connected }).expect(200);
   });

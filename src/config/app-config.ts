@@ -47,7 +47,7 @@ export class AppConfig {
   readonly environment: EnvironmentVariables['NODE_ENV'];
   readonly port: number;
   readonly host: string;
-  readonly database: { url: string; poolSize: number; preparedStatements: EnvironmentVariables['DATABASE_PREPARED_STATEMENTS'] };
+  readonly database: { url: string; poolSize: number; connectTimeoutMs: number; preparedStatements: EnvironmentVariables['DATABASE_PREPARED_STATEMENTS'] };
   readonly redisUrl: string | undefined;
   /** REDIS_CALL_BUDGET_MS: one API request's whole Redis wait (common/redis-budget.ts). */
   readonly redisCallBudgetMs: number;
@@ -138,7 +138,12 @@ export class AppConfig {
     this.environment = env.NODE_ENV;
     this.port = env.PORT;
     this.host = env.HOST;
-    this.database = { url: databaseUrl, poolSize: env.DATABASE_POOL_SIZE, preparedStatements: env.DATABASE_PREPARED_STATEMENTS };
+    this.database = {
+      url: databaseUrl,
+      poolSize: env.DATABASE_POOL_SIZE,
+      connectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
+      preparedStatements: env.DATABASE_PREPARED_STATEMENTS,
+    };
     this.redisUrl = env.REDIS_URL;
     this.redisCallBudgetMs = env.REDIS_CALL_BUDGET_MS;
     this.adminToken = env.ADMIN_TOKEN;

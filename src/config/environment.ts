@@ -76,6 +76,12 @@ export class EnvironmentVariables {
   DATABASE_POOL_SIZE: number = 20;
 
   @Doc({
+    text: 'How long a request waits for a database connection (a free one of the pool, or a new one opened) before its 503. A new connection that does not open within it marks the database unreachable: requests then get their 503 at once until a probe finds it back.',
+  })
+  @IsInt() @Min(100) @Max(120_000)
+  DATABASE_CONNECT_TIMEOUT_MS: number = 5000;
+
+  @Doc({
     text: 'How the charge and settle statements of every call run: `named` prepared statements (planned once per connection), `unnamed` (behind a pooler in transaction mode without prepared-statement support: PgBouncer < 1.21, RDS Proxy), or `auto`: named unless start-up finds that named statements do not survive between transactions, and unnamed from the first sign of it at run time.',
   })
   @IsIn(['named', 'unnamed', 'auto'])

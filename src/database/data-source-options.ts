@@ -6,7 +6,7 @@ import { MIGRATIONS } from '../../migrations';
  * No entities here: each feature module registers its own (TypeOrmModule.forFeature, loaded by
  * `autoLoadEntities`), so the database layer imports no feature.
  */
-export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize = 20, connectTimeoutMs = 5000): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -17,6 +17,6 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     logging: ['error', 'warn', 'migration'],
     // keepAlive: a connection whose peer vanished without a word (a NAT or failover dropping it) is found dead
     // by TCP keepalives instead of waiting for the kernel's retransmission timeout.
-    extra: { max: poolSize, connectionTimeoutMillis: 5000, application_name: 'phone-filter', keepAlive: true },
+    extra: { max: poolSize, connectionTimeoutMillis: connectTimeoutMs, application_name: 'phone-filter', keepAlive: true },
   };
 }

@@ -31,6 +31,9 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
     CACHE_KEY_PREFIX: `${isolation}lookup:`,
     RISK_REDIS_PREFIX: `${isolation}risk:`,
+    // A connection a loaded machine is slow to hand out is not a database gone silent: past 5 s the
+    // pool's wait marked the database unreachable and the next requests got 503 (openapi e2e at load 16).
+    DATABASE_CONNECT_TIMEOUT_MS: '30000',
     ...env,
   };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);

@@ -69,6 +69,8 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
     RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,
     CACHE_KEY_PREFIX: `${isolation}lookup:`,
     RISK_REDIS_PREFIX: `${isolation}risk:`,
+    // A connection a loaded machine is slow to hand out is not a database gone silent (test/helpers/test-app.ts).
+    DATABASE_CONNECT_TIMEOUT_MS: '30000',
     ...options.env,
   };
   const config = new AppConfig(validateEnvironment(raw), connectTo);
@@ -80,7 +82,7 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
       ClockModule,
       ChecksModule.forRoot(config.checkTuning, options.checks),
       MetricsModule,
-      TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, config.database.poolSize), autoLoadEntities: true, logger: new DatabaseLogger() }),
+      TypeOrmModule.forRoot({ ...dataSourceOptions(config.database.url, config.database.poolSize, config.database.connectTimeoutMs), autoLoadEntities: true, logger: new DatabaseLogger() }),
       TransactionsModule,
       ...options.imports,
     ],
