@@ -138,8 +138,9 @@ describe('outside review, HTTP edge', () => {
   describe('#8: a failed delivery shown to the customer names no internal host or address', () => {
     it('says the host is not public in last_error, and keeps the resolved address for the operator log', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
-      // This machine's own name resolves to a loopback address, as `vm` did in the review.
-      const app = await startTestApp({ PROVIDER: 'sandbox', EVENTS_POLL_INTERVAL_MS: '100', BULK_WEBHOOK_RETRIES: '0', BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'false' });
+      // This machine's own name resolves to a loopback address, as `vm` did in the review (port 9, the
+      // discard port, allowed for it: callback ports are 80 and 443 unless CALLBACK_ALLOWED_PORTS says).
+      const app = await startTestApp({ PROVIDER: 'sandbox', EVENTS_POLL_INTERVAL_MS: '100', BULK_WEBHOOK_RETRIES: '0', BULK_CALLBACK_ALLOW_PRIVATE_NETWORKS: 'false', CALLBACK_ALLOWED_PORTS: '9' });
       try {
         const victim = await createAccount(app, { credits: 8 });
         await request(app.http).patch('/api/v1/settings').set(victim.auth).send({ low_balance_threshold: 5, webhook_url: `http://${hostname()}:9/hook` }).expect(200);

@@ -11,6 +11,7 @@ import { ledgerState } from '../../helpers/ledger';
 import { SIX_FIELDS, TEST_NUMBERS } from '../../helpers/numbers';
 import { Medium, startMedium } from '../medium';
 import { CallOutcome, codesOf, paidCalls } from '../paid-calls';
+import { advanceWhilePaused } from '../../helpers/clock-pauses';
 
 const COMBINATIONS: Array<[boolean, boolean, boolean, number]> = [
   [false, true, false, 1],
@@ -73,7 +74,11 @@ describe('/filter: the charge of a paid lookup', () => {
 
   it.each(['failing', 'slow'] as const)('refunds a %s upstream: PROVIDER_UNAVAILABLE, balance unchanged, one CHARGE and one REFUND', async (name) => {
     const account = await createAccount(m, { credits: 50 });
-    expect(await call(account, TEST_NUMBERS[name])).toMatchObject({ ok: false, code: 'PROVIDER_UNAVAILABLE' });
+    // The slow number's upstream waits on the clock: moved on until the call ends (its 300 ms deadline).
+    let ended = false;
+    const answer = call(account, TEST_NUMBERS[name]).finally(() => (ended = true));
+    await advanceWhilePaused(m.clock, () => ended, { stepMs: 300 });
+    expect(await answer).toMatchObject({ ok: false, code: 'PROVIDER_UNAVAILABLE' });
     expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toEqual({ balance: 50, ledgerSum: 50, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 }, unsettledCharges: 0 });
   });
 
