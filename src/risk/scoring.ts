@@ -39,6 +39,8 @@ export interface ObservedCounts {
     range: VerificationCount;
     country: VerificationCount;
     source: VerificationCount;
+    /** The source's asks of the last hour only. */
+    sourceHour: VerificationCount;
     ip: VerificationCount | null;
     deploymentRange: VerificationCount;
   };
@@ -153,35 +155,51 @@ const rules: Rule[] = [
   (s, t) => {
     const c = s.counts;
     const byIp = c.ipCountriesHour !== null && c.ipCountriesHour >= t.ip_countries_hour;
-    const bySource = c.sourceCountriesHour >= t.source_countries_hour && c.sourceCountriesHour * 2 >= c.sourceNumbersHour;
+    // A source's spread over countries is evidence only while its codes are not seen verified: a busy
+    // legitimate source (an app used worldwide) asks one number a country too, and its users verify.
+    // Its last hour decides: unknown (too few outcomes yet) flags at most; a poor rate counts in full.
+    const hour = c.verification.sourceHour;
+    const hourKnown = hour.outcomes >= t.verification_min_outcomes;
+    const hourHealthy = hourKnown && (100 * hour.verified) / hour.outcomes >= Math.min(100, 2 * t.verification_rate);
+    const bySource = !hourHealthy && c.sourceCountriesHour >= t.source_countries_hour && c.sourceCountriesHour * 2 >= c.sourceNumbersHour;
     if (!byIp && !bySource) return undefined;
     const parts = [
       byIp && `numbers of ${c.ipCountriesHour} countries were asked from this IP address within an hour (threshold ${t.ip_countries_hour})`,
-      bySource && `this source asked for numbers of ${c.sourceCountriesHour} countries within an hour, nearly one number a country (threshold ${t.source_countries_hour})`,
+      bySource &&
+        `this source asked for numbers of ${c.sourceCountriesHour} countries within an hour, nearly one number a country (threshold ${t.source_countries_hour}), ` +
+          (hourKnown ? `and only ${hour.verified} of its ${hour.outcomes} codes of that hour with a known outcome were verified` : 'before any of its codes of that hour could be verified'),
     ].filter(Boolean);
-    const weight = Math.max(byIp ? past(c.ipCountriesHour!, t.ip_countries_hour, 50, 15, 90) : 0, bySource ? past(c.sourceCountriesHour, t.source_countries_hour, 45, 5, 80) : 0);
+    const sourceWeight = bySource ? Math.min(hourKnown ? 80 : t.block_score - 5, past(c.sourceCountriesHour, t.source_countries_hour, 45, 5, 80)) : 0;
+    const weight = Math.max(byIp ? past(c.ipCountriesHour!, t.ip_countries_hour, 50, 15, 90) : 0, sourceWeight);
     return { code: 'MANY_COUNTRIES', weight, message: `${capitalised(parts.join('; and '))}: one sender does not sign up people everywhere at once.` };
   },
   (s, t) => {
     const { verification, graceSeconds } = s.counts;
-    const scopes: Array<[string, VerificationCount | null]> = [
-      [`the range ${s.ranges.range}…`, verification.range],
-      [s.country ? `numbers of ${s.country}` : 'numbers without a country', verification.country],
-      ['this source', verification.source],
-      ['this IP address', verification.ip],
-      [`the range ${s.ranges.range}… across accounts`, verification.deploymentRange],
+    // Narrow scopes (a range, a source, an IP) speak of this number's sender and may block; broad ones
+    // (a whole country, a range across accounts) say a destination is under attack, which also holds
+    // the real users there: they flag at most.
+    const scopes: Array<[string, VerificationCount | null, boolean]> = [
+      [`the range ${s.ranges.range}…`, verification.range, true],
+      [s.country ? `numbers of ${s.country}` : 'numbers without a country', verification.country, false],
+      ['this source', verification.source, true],
+      ['this source within the last hour', verification.sourceHour, true],
+      ['this IP address', verification.ip, true],
+      [`the range ${s.ranges.range}… across accounts`, verification.deploymentRange, false],
     ];
     const low = scopes
-      .filter((entry): entry is [string, VerificationCount] => entry[1] !== null && entry[1].outcomes >= t.verification_min_outcomes)
-      .map(([scope, count]) => ({ scope, count, rate: (100 * count.verified) / count.outcomes }))
+      .filter((entry): entry is [string, VerificationCount, boolean] => entry[1] !== null && entry[1].outcomes >= t.verification_min_outcomes)
+      .map(([scope, count, narrow]) => {
+        const rate = (100 * count.verified) / count.outcomes;
+        const weight = Math.round(40 + 30 * (1 - rate / Math.max(1, t.verification_rate)));
+        return { scope, count, rate, weight: narrow ? weight : Math.min(weight, t.block_score - 25) };
+      })
       .filter(({ rate }) => rate < t.verification_rate);
     if (low.length === 0) return undefined;
-    low.sort((a, b) => a.rate - b.rate);
+    low.sort((a, b) => b.weight - a.weight || a.rate - b.rate);
     const worst = low[0];
-    const weight = Math.round(40 + 30 * (1 - worst.rate / Math.max(1, t.verification_rate)));
     return {
       code: 'LOW_VERIFICATION_RATE',
-      weight,
+      weight: worst.weight,
       message:
         `Only ${worst.count.verified} of the last ${worst.count.outcomes} codes sent to ${worst.scope} were verified (${Math.round(worst.rate)}%, threshold ${t.verification_rate}%; ` +
         `a code not verified within ${graceSeconds} s counts as not verified): real people enter their codes, pumping never does.`,

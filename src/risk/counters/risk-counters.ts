@@ -125,6 +125,8 @@ export class RiskCounters {
       return verificationOf(b, scope, at, graceMs);
     };
     const verification = {
+      // The source's last hour apart: a burst on a source with a good day behind it shows at once.
+      sourceHour: verificationOf(b, scopes.source, at, graceMs, hourAgo),
       range: rate(scopes.range)!,
       country: rate(scopes.country)!,
       source: rate(scopes.source)!,
@@ -152,6 +154,7 @@ export class RiskCounters {
         range: verification.range.value,
         country: verification.country.value,
         source: verification.source.value,
+        sourceHour: verification.sourceHour.value,
         ip: verification.ip?.value ?? null,
         deploymentRange: verification.deploymentRange.value,
       },
@@ -230,11 +233,12 @@ export class RiskCounters {
 }
 
 /**
- * Known outcomes of a scope, by asked time within the last 24 h: asks older than the grace (with or
- * without feedback), and younger asks that already have feedback; verified: asks with `verified: true`.
+ * Known outcomes of a scope, by asked time within the last 24 h (or since `since`): asks older than the
+ * grace (with or without feedback), and younger asks that already have feedback; verified: asks with
+ * `verified: true`.
  */
-function verificationOf(b: CounterBatch, scope: string, at: number, graceMs: number): Later<VerificationCount> {
-  const dayAgo = at - DAY_MS;
+function verificationOf(b: CounterBatch, scope: string, at: number, graceMs: number, since = at - DAY_MS): Later<VerificationCount> {
+  const dayAgo = since;
   const graceStart = at - graceMs;
   const old = b.count(`ask:${scope}`, dayAgo, graceStart);
   const youngVerified = b.count(`ok:${scope}`, graceStart, Infinity);
