@@ -91,6 +91,19 @@ describe.each([
     expect(later.graceSeconds).toBe(600);
   });
 
+  it("counts the source's last hour apart: a good day behind it does not hide an hour nobody verified", async () => {
+    const a = await newAccount();
+    const morning = ['+447400260011', '+447400261122', '+447400262233', '+447400263344', '+447400264455'];
+    for (const e164 of morning) await ask(a, e164, { source: 'hourly' });
+    for (const e164 of morning) await counters.feedback(a, e164, true, m.clock.now());
+    await m.clock.advance(2 * 3_600_000);
+    for (const e164 of ['+447400265566', '+447400266677', '+447400267788', '+447400268899', '+447400269900']) await ask(a, e164, { source: 'hourly' });
+    await m.clock.advance(601_000);
+    const now = await ask(a, '+447400270011', { source: 'hourly' });
+    expect(now.verification.source).toEqual({ outcomes: 10, verified: 5 });
+    expect(now.verification.sourceHour).toEqual({ outcomes: 5, verified: 0 });
+  });
+
   it("shortens the grace to three times the account's own 95th percentile delay, at least 60 s, once it has 20 verified feedbacks", async () => {
     const a = await newAccount();
     for (let i = 0; i < 20; i++) {
