@@ -157,7 +157,7 @@ async function cost(databaseUrl: string, redis: { url: string; pid: number }): P
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
     const postgresPid = await postmasterPid(db);
-    await db.end();
+    await db.query(PLAN).finally(() => db.end());
     const res = await fetch(`${baseUrl}/admin/v1/accounts`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },

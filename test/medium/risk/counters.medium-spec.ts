@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { AdminModule } from '../../../src/admin/admin.module';
 import { RetentionModule } from '../../../src/privacy/retention.module';
 import { RetentionScheduler } from '../../../src/privacy/retention.scheduler';
@@ -102,6 +103,31 @@ describe.each([
     const now = await ask(a, '+447400270011', { source: 'hourly' });
     expect(now.verification.source).toEqual({ outcomes: 10, verified: 5 });
     expect(now.verification.sourceHour).toEqual({ outcomes: 5, verified: 0 });
+  });
+
+  it('holds ranges and keyed hashes, never a number, its 100-block or block of ten, nor an IP', async () => {
+    if (kind === 'memory') return expect(m.get(CounterStore).kind).toBe('memory'); // Redis is what another process could read
+    const a = await newAccount();
+    const e164 = '+447400281234';
+    await ask(a, e164, { source: 'privacy', ip: '198.51.100.77' });
+    await counters.feedback(a, e164, true, m.clock.now());
+    const redis = new Redis(process.env.REDIS_URL!);
+    try {
+      const keys = await redis.keys(`${m.config.risk.redisPrefix}*`);
+      const stored: string[] = [];
+      for (const key of keys) {
+        const type = await redis.type(key);
+        if (type === 'zset') stored.push(...(await redis.zrange(key, 0, -1)));
+        else if (type === 'hash') stored.push(...Object.entries(await redis.hgetall(key)).flat());
+        else if (type === 'set') stored.push(...(await redis.smembers(key)));
+        else if (type === 'string') stored.push((await redis.get(key)) ?? '');
+      }
+      const text = [...keys, ...stored].join('\n');
+      expect(text).toContain('+44740028'); // its 10,000-number range, in clear
+      for (const secret of ['447400281234', '4474002812', '44740028123', '7400281234', '198.51.100.77']) expect(text).not.toContain(secret);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it("shortens the grace to three times the account's own 95th percentile delay, at least 60 s, once it has 20 verified feedbacks", async () => {
