@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Header, Headers, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Header, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBody,
@@ -12,11 +12,12 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { AcceptsCsv } from '../common/body-error.guard';
+import { callerOf } from '../common/caller';
 import { validateIdempotencyKey } from '../common/idempotency-key';
 import { CSV_BODY_EXTENSION } from '../common/swagger';
 import { BulkBody, BulkBodyValidation } from './bulk-body';
@@ -90,9 +91,10 @@ export class BulkController {
     @CurrentAccount() account: AuthenticatedAccount,
     @BulkBody(BulkBodyValidation) body: BulkRequestDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<BulkAcceptedDto> {
-    const submission = await this.bulk.submit(account, body, validateIdempotencyKey(idempotencyKey));
+    const submission = await this.bulk.submit(account, body, validateIdempotencyKey(idempotencyKey), callerOf(request, response));
     if (submission.replayed) response.setHeader('Idempotent-Replayed', 'true');
     return submission.job;
   }

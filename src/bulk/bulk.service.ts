@@ -7,6 +7,7 @@ import type { EnabledChecks } from '../checks/checks';
 import { csvCells, csvHeader } from '../checks/csv-layout';
 import { showProvenance } from '../checks/provenance';
 import { keysetPage } from '../common/keyset-page';
+import type { Caller } from '../common/caller';
 import { AppError } from '../common/errors';
 import { isUuid } from '../common/uuid';
 import { E164_MESSAGE } from '../common/phone';
@@ -63,7 +64,7 @@ export class BulkService {
    * Settings (400 when no check is enabled; 400 when no entry is a number to look up), then the job with its whole cost reserved, its entries
    * and its queue chunks in one transaction (402, and nothing written, when the balance is short).
    */
-  async submit(account: AuthenticatedAccount, request: BulkRequestDto, idempotencyKey?: string): Promise<BulkSubmission> {
+  async submit(account: AuthenticatedAccount, request: BulkRequestDto, idempotencyKey?: string, caller?: Caller): Promise<BulkSubmission> {
     // Only a keyed submission is recognised again: the body is hashed for it alone.
     const keyed = idempotencyKey === undefined ? null : { key: idempotencyKey, hash: bulkRequestHash(request, this.hashKey) };
     const idempotency = keyed && { key: keyed.key, requestHash: keyed.hash.keyed };
@@ -101,7 +102,7 @@ export class BulkService {
       const reservation =
         amount === 0
           ? null
-          : await this.credits.reserve(account.accountId, amount, { reference: `bulk:${id}:reserve`, source, reason: `bulk job ${id}: ${plan.validCount} entries × ${cost}` });
+          : await this.credits.reserve(account.accountId, amount, { reference: `bulk:${id}:reserve`, source, reason: `bulk job ${id}: ${plan.validCount} entries × ${cost}` }, caller);
       const created = await this.jobs.insert(newJob, reservation?.id ?? null);
       await this.queue.enqueueChunks(id, plan.chunks, account.accountId);
       return created;

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { CallerNotServed } from './caller';
 import { AppError, ErrorCode, errorBody } from './errors';
 import { bodyParserAnswer, BodyParserError } from './json-body';
 
@@ -50,7 +51,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { code, message, headers } = this.describe(exception, request);
     const status = new AppError(code).status;
 
-    if (code === 'INTERNAL_ERROR' || code === 'SERVICE_UNAVAILABLE') {
+    if (exception instanceof CallerNotServed) {
+      this.logger.warn({ msg: `request ${request?.requestId ?? '-'} not charged: ${exception.reason}`, requestId: request?.requestId, reason: exception.reason });
+    } else if (code === 'INTERNAL_ERROR' || code === 'SERVICE_UNAVAILABLE') {
       // One structured line (the request id also binds it to the request's access line); pino masks phone numbers in it.
       this.logger.error({
         msg: `request ${request?.requestId ?? '-'} ${request?.method} ${request?.route?.path ?? '(no route)'} failed: ${describeForLog(exception)}`,

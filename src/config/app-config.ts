@@ -89,6 +89,8 @@ export class AppConfig {
     requestTimeoutMs: number;
     keepAliveTimeoutMs: number;
     maxConnections: number;
+    /** CALL_QUEUE_DEADLINE_MS: a paid call not charged this long after its request arrived is shed (503). */
+    callQueueDeadlineMs: number;
   };
   /** Whether /docs, /docs-json, /metrics and /health/ready's detail need a token (see OPS_ENDPOINTS). */
   readonly opsEndpoints: { private: boolean; metricsToken: string | undefined };
@@ -188,6 +190,7 @@ export class AppConfig {
       requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
       keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: env.HTTP_MAX_CONNECTIONS,
+      callQueueDeadlineMs: env.CALL_QUEUE_DEADLINE_MS,
     };
     this.opsEndpoints = {
       private: (env.OPS_ENDPOINTS ?? (env.NODE_ENV === 'production' ? 'private' : 'public')) === 'private',

@@ -491,6 +491,12 @@ export class EnvironmentVariables {
   HTTP_MAX_CONNECTIONS: number = 2000;
 
   @Doc({
+    text: "How long a paid call (`/filter`, `/risk`, a bulk submission) may wait, from its request's arrival, before it is charged: past it, it is shed with 503 `SERVICE_UNAVAILABLE` and `Retry-After`, not charged (an overloaded instance answers at once instead of working calls their clients have given up on). A call whose client has closed the connection before its charge is dropped whatever its wait.",
+  })
+  @IsInt() @Min(100) @Max(600_000)
+  CALL_QUEUE_DEADLINE_MS: number = 10_000;
+
+  @Doc({
     section: 'Operations endpoints',
     text: '`public` or `private`: `/docs`, `/docs-json`, `/metrics` and the detail of `/health/ready` need `Authorization: Bearer <ADMIN_TOKEN>` (`/metrics` also takes `METRICS_TOKEN`); the bare readiness status stays public.',
     unset: '`private` with `NODE_ENV=production`, `public` otherwise',

@@ -4,6 +4,8 @@ import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { PendingGiveBacks } from './pending-give-backs';
+import { CallerGate } from './caller-gate';
+import type { Caller } from '../common/caller';
 
 /** Most calls one statement carries. */
 const MAX_BATCH = 250;
@@ -47,6 +49,7 @@ export type ChargeResult = LedgerWrite | { refusedBy: ChargeRefusal } | 'duplica
 interface QueuedCharge {
   cost: number;
   details: ChargeDetails;
+  caller: Caller | undefined;
   resolve: (charge: ChargeResult) => void;
   reject: (error: unknown) => void;
 }
@@ -74,13 +77,17 @@ export class ChargeBatcher {
     private readonly credits: CreditsRepository,
     private readonly giveBacks: PendingGiveBacks,
     private readonly clock: Clock,
+    private readonly gate: CallerGate,
   ) {}
 
-  /** The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken). */
-  charge(accountId: string, cost: number, details: ChargeDetails): Promise<ChargeResult> {
+  /**
+   * The charge once written, undefined when the balance did not cover it, 'duplicate' when its key is charged already (nothing taken).
+   * `caller`: asked right before the statement that would carry the call (CallerGate), which then fails it instead.
+   */
+  charge(accountId: string, cost: number, details: ChargeDetails, caller?: Caller): Promise<ChargeResult> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(accountId);
-      const call = { cost, details, resolve, reject };
+      const call = { cost, details, caller, resolve, reject };
       if (queue) {
         queue.push(call);
         return;
@@ -93,7 +100,7 @@ export class ChargeBatcher {
   /** Writes the account's queued charges, a statement at a time, until none is left. */
   private async drain(accountId: string): Promise<void> {
     const queue = this.queues.get(accountId)!;
-    while (queue.length > 0) {
+    while (this.dropAbsentCallers(queue) > 0) {
       const batch = takeSamePrice(queue);
       const deadlineInMs = this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4);
       // The machine's time: PostgreSQL compares it with its own clock (see DEADLINE_MARGIN_MS).
@@ -114,6 +121,26 @@ export class ChargeBatcher {
       }
     }
     this.queues.delete(accountId);
+  }
+
+  /** How many calls of the account wait for a charge statement (not counting one running). */
+  waiting(accountId: string): number {
+    return this.queues.get(accountId)?.length ?? 0;
+  }
+
+  /**
+   * Fails, uncharged, the queued calls whose client has gone or that waited past the queue deadline
+   * (CallerGate), right before the statement that would carry them; returns how many calls remain.
+   */
+  private dropAbsentCallers(queue: QueuedCharge[]): number {
+    let kept = 0;
+    for (const call of queue) {
+      const absence = this.gate.absence(call.caller);
+      if (absence) call.reject(this.gate.refusal(absence));
+      else queue[kept++] = call;
+    }
+    queue.length = kept;
+    return kept;
   }
 
   /**

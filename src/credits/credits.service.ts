@@ -5,6 +5,8 @@ import { keysetPage } from '../common/keyset-page';
 import { AppError } from '../common/errors';
 import { Metrics } from '../metrics/metrics';
 import { ChargeBatcher } from './charge-batcher';
+import { CallerGate } from './caller-gate';
+import type { Caller } from '../common/caller';
 import { PendingGiveBacks } from './pending-give-backs';
 import { SettlementBatcher } from './settlement-batcher';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
@@ -51,6 +53,7 @@ export class CreditsService {
     private readonly settlements: SettlementBatcher,
     private readonly giveBacks: PendingGiveBacks,
     private readonly clock: Clock,
+    private readonly gate: CallerGate,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -89,10 +92,11 @@ export class CreditsService {
    * Takes `cost` credits for one call, or throws 402 INSUFFICIENT_CREDITS (or SPENDING_LIMIT_REACHED,
    * past the daily cap) and takes nothing. Written together with the account's other concurrent
    * charges (see ChargeBatcher). A call whose Idempotency-Key already has a kept charge is not charged
-   * again: KeyAlreadyCharged.
+   * again: KeyAlreadyCharged. `caller`: the client of an HTTP call, asked right before the statement
+   * (CallerGate): a gone client's call or one past the queue deadline fails with CallerNotServed, uncharged.
    */
-  async charge(accountId: string, cost: number, details: ChargeDetails): Promise<LedgerWrite> {
-    const charge = await this.charges.charge(accountId, cost, details);
+  async charge(accountId: string, cost: number, details: ChargeDetails, caller?: Caller): Promise<LedgerWrite> {
+    const charge = await this.charges.charge(accountId, cost, details, caller);
     if (charge === 'duplicate') throw new KeyAlreadyCharged();
     if ('refusedBy' in charge) throw await this.refusal(accountId, cost, 'call', charge.refusedBy);
     this.metrics?.creditsCharged(cost);
@@ -103,13 +107,15 @@ export class CreditsService {
   /**
    * Reserves a bulk job's whole cost inside the transaction its caller opened (settled at once, so the
    * abandoned-charge sweeper never touches it), or throws 402 INSUFFICIENT_CREDITS, which rolls the
-   * transaction back: then nothing is charged.
+   * transaction back: then nothing is charged. `caller`: as for `charge`, asked right before the statement.
    */
   async reserve(
     accountId: string,
     amount: number,
     details: { reference: string; source: string | null; reason: string },
+    caller?: Caller,
   ): Promise<LedgerWrite> {
+    this.gate.admit(caller);
     const reservation = await this.credits.reserve(accountId, amount, details);
     if (!reservation) throw await this.refusal(accountId, amount, 'job');
     this.metrics?.creditsCharged(amount);

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { authenticatedAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { requestedMaxAge } from '../common/cache-control';
+import { callerOf } from '../common/caller';
 import { validateIdempotencyKey } from '../common/idempotency-key';
 import { PhoneAnswerDto } from '../checks/phone-answer.dto';
 import { FilterRequestDto } from './dto/filter.dto';
@@ -91,7 +92,7 @@ export class FilterController {
   ): Promise<string> {
     const account = authenticatedAccount(request);
     const freshness = { maxAgeSeconds: requestedMaxAge(request.header('cache-control')) };
-    const outcome = await this.filters.filter(account, body, validateIdempotencyKey(request.header('idempotency-key')), freshness);
+    const outcome = await this.filters.filter(account, body, validateIdempotencyKey(request.header('idempotency-key')), freshness, callerOf(request, response));
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
     // The body as serialized once: a replay sends the same bytes, with the same Content-Type.
     response.type('application/json');

@@ -5,6 +5,7 @@ import { CheckRegistry } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { PhoneAnswerDto } from '../checks/phone-answer.dto';
 import { provenanceOf, type StoredProvenance } from '../checks/provenance';
+import type { Caller } from '../common/caller';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
 import { CreditsService } from '../credits/credits.service';
@@ -36,8 +37,15 @@ export class FilterService {
   /**
    * The answer as the bytes of its JSON body, which an Idempotency-Key replay sends again unchanged.
    * `freshness`: from the request's Cache-Control; the same price whether the answer is live or cached.
+   * `caller`: the HTTP client, asked right before the charge (a gone or too-late call is neither charged nor looked up).
    */
-  async filter(account: AuthenticatedAccount, request: FilterRequestDto, idempotencyKey?: string, freshness: LookupFreshness = {}): Promise<SerializedAnswer> {
+  async filter(
+    account: AuthenticatedAccount,
+    request: FilterRequestDto,
+    idempotencyKey?: string,
+    freshness: LookupFreshness = {},
+    caller?: Caller,
+  ): Promise<SerializedAnswer> {
     const source = request.source ?? 'internal';
     // Read once, before the key is claimed: the charge is for these checks, and a retry answered
     // again for free (its answer not stored yet) gets these, not checks enabled since (review #15).
@@ -47,7 +55,7 @@ export class FilterService {
       idempotencyKey,
       { phone: request.phone, source },
       {
-        charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, { checks, cost }, freshness, keyId)),
+        charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, { checks, cost }, freshness, keyId, caller)),
         rerunUncharged: async (charged) => {
           const checksCharged = (charged as EnabledChecks | null) ?? (await this.settings.checksFor(account.accountId)).checks;
           return JSON.stringify(this.registry.toPhoneAnswer(await this.lookups.lookUp(request.phone, checksCharged, freshness)));
@@ -65,16 +73,17 @@ export class FilterService {
     { checks, cost }: { checks: EnabledChecks; cost: number },
     freshness: LookupFreshness,
     idempotencyKeyId?: string,
+    caller?: Caller,
   ): Promise<PhoneAnswerDto> {
     this.settings.requireAnyCheck(checks);
     const details = { reference: `charge:${randomUUID()}`, phone: maskPhone(e164), source, idempotencyKeyId };
     const cached = await this.lookups.lookUpCached(e164, checks, freshness);
     if (cached.report) {
       // Provenance (which provider answered each check, when) goes with the charge: the cached answers keep theirs.
-      await this.credits.charge(accountId, cost, { ...details, settled: true, answeredBy: provenanceOf(cached.report.answers) });
+      await this.credits.charge(accountId, cost, { ...details, settled: true, answeredBy: provenanceOf(cached.report.answers) }, caller);
       return this.registry.toPhoneAnswer(cached.report);
     }
-    const charge = await this.credits.charge(accountId, cost, details);
+    const charge = await this.credits.charge(accountId, cost, details, caller);
     let result: PhoneAnswerDto;
     let answeredBy: StoredProvenance | null;
     try {

@@ -51,6 +51,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly notCharged = new Counter({
+    name: 'phone_filter_calls_not_charged_total',
+    help: 'Paid calls (filter, risk, bulk submissions) given up on right before their charge, by reason: client_gone (the client closed the connection; nothing is answered) or queue_deadline (waited past CALL_QUEUE_DEADLINE_MS; answered 503 with Retry-After).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   private readonly failedAuthRefused = new Counter({
     name: 'phone_filter_failed_auth_refused_total',
     help: 'Authentication attempts refused with 429 because their address went over the failed-authentication limit, by credential.',
@@ -115,6 +122,10 @@ export class Metrics {
 
   creditsRefunded(amount: number): void {
     if (amount > 0) this.refunded.inc(amount);
+  }
+
+  callNotCharged(reason: 'client_gone' | 'queue_deadline'): void {
+    this.notCharged.inc({ reason });
   }
 
   failedAuthenticationRefused(credential: string): void {

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { authenticatedAccount, CurrentAccount, CustomerApi } from '../auth/customer-api.decorator';
 import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
+import { callerOf } from '../common/caller';
 import { validateIdempotencyKey } from '../common/idempotency-key';
 import { RiskFeedbackAnswerDto, RiskFeedbackDto, RiskRequestDto, RiskVerdictDto } from './dto/risk.dto';
 import { RiskService } from './risk.service';
@@ -70,7 +71,7 @@ export class RiskController {
   })
   @ApiErrors('INVALID_REQUEST', 'INSUFFICIENT_CREDITS', 'SPENDING_LIMIT_REACHED', 'IDEMPOTENCY_CONFLICT', 'PAYLOAD_TOO_LARGE')
   async verdict(@Req() request: Request, @Body() body: RiskRequestDto, @Res({ passthrough: true }) response: Response): Promise<string> {
-    const outcome = await this.risk.verdict(authenticatedAccount(request), body, validateIdempotencyKey(request.header('idempotency-key')));
+    const outcome = await this.risk.verdict(authenticatedAccount(request), body, validateIdempotencyKey(request.header('idempotency-key')), callerOf(request, response));
     if (outcome.replayed) response.setHeader('Idempotent-Replayed', 'true');
     response.type('application/json');
     return outcome.body;

@@ -5,6 +5,7 @@ import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
 import { FACT_FIELDS, type KnownFacts, knownFacts } from '../checks/phone-answer.dto';
 import { RISK_VERDICT } from '../checks/priced-calls';
+import type { Caller } from '../common/caller';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { maskPhone } from '../common/phone';
@@ -70,14 +71,14 @@ export class RiskService {
   }
 
   /** POST /api/v1/risk: the verdict as the bytes of its JSON body (an Idempotency-Key replay sends them again). */
-  async verdict(account: AuthenticatedAccount, body: RiskRequestDto, idempotencyKey?: string): Promise<SerializedAnswer> {
+  async verdict(account: AuthenticatedAccount, body: RiskRequestDto, idempotencyKey?: string, caller?: Caller): Promise<SerializedAnswer> {
     const request: VerdictRequest = { e164: body.phone, source: body.source ?? 'internal', event: body.event ?? 'signup', ip: body.ip ?? null };
     return this.idempotency.run(
       account.accountId,
       idempotencyKey,
       { route: 'risk', phone: request.e164, source: request.source, event: request.event, ip: request.ip },
       {
-        charged: async (keyId) => JSON.stringify(await this.paidVerdict(account.accountId, request, keyId)),
+        charged: async (keyId) => JSON.stringify(await this.paidVerdict(account.accountId, request, keyId, caller)),
         rerunUncharged: async () => JSON.stringify(await this.verdictOf(account.accountId, request)),
       },
       null,
@@ -85,14 +86,14 @@ export class RiskService {
     );
   }
 
-  private async paidVerdict(accountId: string, request: VerdictRequest, idempotencyKeyId?: string): Promise<RiskVerdictDto> {
+  private async paidVerdict(accountId: string, request: VerdictRequest, idempotencyKeyId?: string, caller?: Caller): Promise<RiskVerdictDto> {
     const price = this.registry.callPrice(RISK_VERDICT);
     const charge = await this.credits.charge(accountId, price, {
       reference: `charge:${randomUUID()}`,
       phone: maskPhone(request.e164),
       source: request.source,
       idempotencyKeyId,
-    });
+    }, caller);
     let verdict: RiskVerdictDto;
     try {
       verdict = await this.verdictOf(accountId, request);

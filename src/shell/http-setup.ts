@@ -8,6 +8,7 @@ import { AuthenticationAttempts } from '../auth/api-key.guard';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { opsEndpointAccess } from './ops-access';
 import { authenticatedBodyBudget } from './body-budget';
+import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { CorsOrigins } from '../config/http-options';
 import { RequestLogging } from '../logging/logging.module';
@@ -21,6 +22,14 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
   req.requestId = offered && SANE_REQUEST_ID.test(offered) ? offered : randomUUID();
   res.setHeader('X-Request-Id', req.requestId);
   next();
+}
+
+/** Stamps the request's arrival by the Clock: a paid call's queue deadline counts from it (src/common/caller.ts). */
+function arrival(clock: Clock): Middleware {
+  return (req, _res, next) => {
+    req.arrivedAt = clock.now();
+    next();
+  };
 }
 
 /**
@@ -92,7 +101,7 @@ export function configureHttp(app: INestApplication, config: AppConfig): void {
   server.set('etag', false);
   // req.ip (the per-address rate limit) is the client's, not the load balancer's, only when told how many hops to trust.
   server.set('trust proxy', config.http.trustProxy);
-  app.use(inSequence([app.get(Metrics).httpMiddleware(), securityHeaders()]));
+  app.use(inSequence([arrival(app.get(Clock)), app.get(Metrics).httpMiddleware(), securityHeaders()]));
   if (config.http.corsOrigins) app.enableCors(corsOptions(config.http.corsOrigins));
   const fullBudget = inSequence([deferredJsonParser(), deferredCsvParser()]);
   const small = config.http.unauthenticatedBodyLimitBytes;

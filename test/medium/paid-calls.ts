@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { Caller } from '../../src/common/caller';
 import { AllExceptionsFilter } from '../../src/common/all-exceptions.filter';
 import { ErrorCode } from '../../src/common/errors';
 import { FilterService } from '../../src/filter/filter.service';
@@ -16,6 +17,8 @@ export interface CallOptions {
   /** The Idempotency-Key (none by default). */
   key?: string;
   source?: string;
+  /** The HTTP client, as the controller passes it (src/common/caller.ts); none by default. */
+  caller?: Caller;
 }
 
 /**
@@ -31,6 +34,8 @@ export function paidCalls(m: Pick<Medium, 'get'>): (account: TestAccount, phone?
         { accountId: account.id, keyId: 'medium-test', plan: { name: 'enterprise', limit: 1_000_000, windowSeconds: 1 } },
         { phone, source: options.source },
         options.key,
+        {},
+        options.caller,
       );
       return { ok: true, ...answer };
     } catch (error) {
