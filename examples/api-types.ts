@@ -2161,7 +2161,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountPageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2218,7 +2218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2252,7 +2252,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedAccountDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2309,7 +2309,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2388,7 +2388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2424,7 +2424,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2481,7 +2481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2517,7 +2517,7 @@ export interface operations {
                     "application/json": components["schemas"]["AdminBalanceDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2574,7 +2574,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2653,7 +2653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2689,7 +2689,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2746,7 +2746,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2782,7 +2782,7 @@ export interface operations {
                     "application/json": components["schemas"]["UsagePageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2839,7 +2839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2875,7 +2875,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditPageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2932,7 +2932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2966,7 +2966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErasureDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3023,7 +3023,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3102,7 +3102,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3179,7 +3179,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3215,7 +3215,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlanDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3272,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3350,7 +3350,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3390,7 +3390,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountEventPageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3443,7 +3443,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3491,7 +3491,7 @@ export interface operations {
                     "application/json": components["schemas"]["PhoneAnswerDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3583,7 +3583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **PROVIDER_UNAVAILABLE**: the lookup network is unreachable, timed out or failing; the credits of the call are refunded. **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **PROVIDER_UNAVAILABLE**: the lookup network is unreachable, timed out or failing; the credits of the call are refunded. **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3623,7 +3623,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkJobPageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3676,7 +3676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3734,7 +3734,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkAcceptedDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3826,7 +3826,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3879,7 +3879,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkQuoteDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3945,7 +3945,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4036,7 +4036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4074,7 +4074,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkEntriesDeletedDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4140,7 +4140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4245,7 +4245,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4291,7 +4291,7 @@ export interface operations {
                     "application/json": components["schemas"]["RiskVerdictDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4383,7 +4383,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4423,7 +4423,7 @@ export interface operations {
                     "application/json": components["schemas"]["RiskFeedbackAnswerDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4502,7 +4502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4578,7 +4578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4618,7 +4618,7 @@ export interface operations {
                     "application/json": components["schemas"]["SettingsDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4684,7 +4684,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4760,7 +4760,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4800,7 +4800,7 @@ export interface operations {
                     "application/json": components["schemas"]["UsagePageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4853,7 +4853,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4893,7 +4893,7 @@ export interface operations {
                     "application/json": components["schemas"]["WatchlistPageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4946,7 +4946,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4989,7 +4989,7 @@ export interface operations {
                     "application/json": components["schemas"]["WatchlistCreatedDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5081,7 +5081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5123,7 +5123,7 @@ export interface operations {
                     "application/json": components["schemas"]["WatchlistDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5189,7 +5189,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5280,7 +5280,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5322,7 +5322,7 @@ export interface operations {
                     "application/json": components["schemas"]["WatchlistSummaryDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5388,7 +5388,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5432,7 +5432,7 @@ export interface operations {
                     "application/json": components["schemas"]["WatchlistChangePageDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5498,7 +5498,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5536,7 +5536,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoundStartedDto"];
                 };
             };
-            /** @description **INVALID_REQUEST**: malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter. */
+            /** @description **INVALID_REQUEST**: malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter. */
             400: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5615,7 +5615,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5718,7 +5718,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable; nothing is charged. */
+            /** @description **SERVICE_UNAVAILABLE**: the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged. */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -6,7 +6,7 @@ export const ERROR_SCHEMA_REF = '#/components/schemas/Error';
 
 /** When each code is answered (docs/api.md), for the response descriptions of the document. */
 const ERROR_WHEN = {
-  INVALID_REQUEST: 'malformed JSON, wrong content type, a missing or invalid field, an unknown field or query parameter',
+  INVALID_REQUEST: 'malformed JSON, a body in another charset than UTF-8, a JSON key twice in one object, wrong content type, a missing or invalid field, an unknown field or query parameter',
   INVALID_API_KEY: 'no `Authorization` header, not `Bearer <key>`, or an unknown key',
   REVOKED_API_KEY: 'the key was revoked or its account is disabled',
   INSUFFICIENT_CREDITS: 'the balance is below the cost of the call; nothing is charged',
@@ -18,7 +18,7 @@ const ERROR_WHEN = {
   RATE_LIMITED: 'the plan limit (or, without a valid key, the per-address limit) was reached; wait `Retry-After` seconds',
   INTERNAL_ERROR: 'a bug; the message is generic and the error is logged with the request id',
   PROVIDER_UNAVAILABLE: 'the lookup network is unreachable, timed out or failing; the credits of the call are refunded',
-  SERVICE_UNAVAILABLE: "the service's own database (or a dependency) is unreachable; nothing is charged",
+  SERVICE_UNAVAILABLE: "the service's own database (or a dependency) is unreachable, or the instance is overloaded (a paid call waited past its queue deadline; retry after `Retry-After` seconds); nothing is charged",
 } as const satisfies Record<ErrorCode, string>;
 
 /** One response of the document for the codes that share an HTTP status: the Error schema, one example per code. */

@@ -1,5 +1,6 @@
 import express, { NextFunction, Request, Response } from 'express';
 import { AppError, ErrorCode } from './errors';
+import { colonCount, duplicateKey } from './json-duplicate-keys';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Deeper bodies are refused before validation, whose recursive walk would overflow the stack. */
@@ -12,15 +13,48 @@ const deferredBodyErrors = new WeakMap<Request, unknown>();
  * guards (BodyErrorGuard), so the contract's order holds: 401 and 429 come before 400.
  */
 export function deferredJsonParser(limit = BODY_LIMIT_BYTES): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.json({ limit, strict: true, type: ['application/json', 'application/*+json'] });
-  return (req, res, next) =>
+  const types = ['application/json', 'application/*+json'];
+  const raws = new WeakMap<Request, Buffer>();
+  const parse = express.json({ limit, strict: true, type: types, verify: (req, _res, raw) => void raws.set(req as Request, raw) });
+  return (req, res, next) => {
+    const charsetError = notUtf8(req, types);
+    if (charsetError) {
+      deferredBodyErrors.set(req, charsetError);
+      return next();
+    }
     parse(req, res, (error?: unknown) => {
-      if (error) deferredBodyErrors.set(req, new BodyParserError(error));
-      else if (depthExceeds(req.body, BODY_MAX_DEPTH)) {
+      if (error) {
+        deferredBodyErrors.set(req, new BodyParserError(error));
+        return next();
+      }
+      const shape = bodyShape(req.body, BODY_MAX_DEPTH);
+      if (shape.tooDeep) {
         deferredBodyErrors.set(req, new AppError('INVALID_REQUEST', `The request body is nested deeper than ${BODY_MAX_DEPTH} levels.`));
+        return next();
+      }
+      // As many colons as keys: no key is there twice (src/common/json-duplicate-keys.ts); otherwise a scan says.
+      const raw = raws.get(req);
+      if (raw !== undefined && colonCount(raw) > shape.keys) {
+        const twice = duplicateKey(raw.toString('utf8'));
+        if (twice !== null) deferredBodyErrors.set(req, new AppError('INVALID_REQUEST', `The request body has the key "${twice}" twice; send each field once.`));
       }
       next();
     });
+  };
+}
+
+/**
+ * UTF-8 only (RFC 8259 §8.1): a JSON or CSV body declaring another charset (utf-16, latin1, ...) is
+ * refused with 400 before it is read; body-parser alone decoded any `utf-*` and charged the call. The
+ * header is looked at only when it names a charset.
+ */
+function notUtf8(req: Request, types: string[]): AppError | undefined {
+  const contentType = req.headers['content-type'];
+  if (contentType === undefined || !/charset/i.test(contentType) || !req.is(types)) return undefined;
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(contentType)?.[1]?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8') return undefined;
+  const named = /^[\w.:-]{1,40}$/.test(charset) ? ` "${charset}"` : '';
+  return new AppError('INVALID_REQUEST', `Unsupported charset${named}; send UTF-8.`);
 }
 
 /**
@@ -29,24 +63,43 @@ export function deferredJsonParser(limit = BODY_LIMIT_BYTES): (req: Request, res
  */
 export function deferredCsvParser(limit = BODY_LIMIT_BYTES): (req: Request, res: Response, next: NextFunction) => void {
   const parse = express.text({ limit, type: 'text/csv', defaultCharset: 'utf-8' });
-  return (req, res, next) =>
+  return (req, res, next) => {
+    const charsetError = notUtf8(req, ['text/csv']);
+    if (charsetError) {
+      deferredBodyErrors.set(req, charsetError);
+      return next();
+    }
     parse(req, res, (error?: unknown) => {
       // Wrapped like JSON's, so that the filter answers it as the client's (400/413), never as a 500.
       if (error) deferredBodyErrors.set(req, new BodyParserError(error));
       next();
     });
+  };
 }
 
 /** Iterative, so that measuring a hostile body cannot itself overflow the stack. */
 export function depthExceeds(value: unknown, maxDepth: number): boolean {
+  return bodyShape(value, maxDepth).tooDeep;
+}
+
+/** Whether a parsed body is nested deeper than `maxDepth`, and how many object keys it holds (one walk). */
+export function bodyShape(value: unknown, maxDepth: number): { tooDeep: boolean; keys: number } {
   const stack: Array<[unknown, number]> = [[value, 0]];
+  let keys = 0;
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (node === null || typeof node !== 'object') continue;
-    if (depth >= maxDepth) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (depth >= maxDepth) return { tooDeep: true, keys };
+    if (Array.isArray(node)) {
+      for (const child of node) stack.push([child, depth + 1]);
+    } else {
+      for (const key in node) {
+        keys++;
+        stack.push([(node as Record<string, unknown>)[key], depth + 1]);
+      }
+    }
   }
-  return false;
+  return { tooDeep: false, keys };
 }
 
 /**
