@@ -625,7 +625,7 @@ export interface paths {
         };
         /**
          * Ready to serve: the database, the lookup cache store and the lookup provider answer.
-         * @description For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. With OPS_ENDPOINTS=private (the production default) only `{"status":"ok"}` / a bare 503 unless the ADMIN_TOKEN or METRICS_TOKEN is sent.
+         * @description For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. The upstreams are not asked during the request: their entry is the last background probe (every READINESS_PROBE_INTERVAL_MS, `probed_at`) with their breakers' and the router's current state, so a slow upstream never makes readiness slow. With OPS_ENDPOINTS=private (the production default) only `{"status":"ok"}` / a bare 503 unless the ADMIN_TOKEN or METRICS_TOKEN is sent.
          */
         get: operations["HealthController_ready"];
         put?: never;

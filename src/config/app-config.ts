@@ -54,6 +54,8 @@ export class AppConfig {
   readonly adminToken: string | undefined;
   readonly provider: {
     timeoutMs: number;
+    /** READINESS_PROBE_INTERVAL_MS: the background probe behind /health/ready. */
+    probeIntervalMs: number;
     retries: number;
     breaker: BreakerOptions;
     /** The biggest upstream answer read, in bytes; a bigger one is cut off and refunded. */
@@ -151,6 +153,7 @@ export class AppConfig {
     this.adminToken = env.ADMIN_TOKEN;
     this.provider = {
       timeoutMs: env.PROVIDER_TIMEOUT_MS,
+      probeIntervalMs: env.READINESS_PROBE_INTERVAL_MS,
       retries: env.PROVIDER_RETRIES,
       breaker: {
         failureRate: env.PROVIDER_BREAKER_FAILURE_RATE,

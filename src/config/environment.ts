@@ -132,6 +132,12 @@ export class EnvironmentVariables {
   @IsInt() @Min(50) @Max(60000)
   PROVIDER_TIMEOUT_MS: number = 3000;
 
+  @Doc({
+    text: 'How often each instance probes its upstreams in the background. `/health/ready` answers from the last probe and the breakers\' and router\'s current state, never waiting on an upstream.',
+  })
+  @IsInt() @Min(1000) @Max(3_600_000)
+  READINESS_PROBE_INTERVAL_MS: number = 10_000;
+
   @Doc({ text: 'Retries of an upstream request on connection errors only (never on timeouts or HTTP errors).' })
   @IsInt() @Min(0) @Max(5)
   PROVIDER_RETRIES: number = 1;

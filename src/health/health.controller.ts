@@ -5,6 +5,7 @@ import { HealthCheckResult, HealthCheckService, HealthIndicatorResult, TypeOrmHe
 import { ApiErrors } from '../common/api-errors.decorator';
 import { AppError } from '../common/errors';
 import { ProviderHealth } from '../provider/provider-health';
+import { ReadinessProbe } from './readiness-probe';
 
 @ApiTags('health')
 @Controller('health')
@@ -13,6 +14,7 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
     private readonly provider: ProviderHealth,
+    private readonly probe: ReadinessProbe,
   ) {}
 
   @Get('live')
@@ -30,7 +32,9 @@ export class HealthController {
   @ApiOperation({
     summary: 'Ready to serve: the database, the lookup cache store and the lookup provider answer.',
     description:
-      'For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. With ' +
+      'For load balancers and orchestrators: 503 SERVICE_UNAVAILABLE, naming what is down, when any of them does not answer. ' +
+      'The upstreams are not asked during the request: their entry is the last background probe (every READINESS_PROBE_INTERVAL_MS, ' +
+      '`probed_at`) with their breakers\' and the router\'s current state, so a slow upstream never makes readiness slow. With ' +
       'OPS_ENDPOINTS=private (the production default) only `{"status":"ok"}` / a bare 503 unless the ADMIN_TOKEN or METRICS_TOKEN is sent.',
   })
   @ApiOkResponse({
@@ -70,7 +74,7 @@ export class HealthController {
           return { cache: { status: cache.reachable ? 'up' : 'down', ...cache } };
         },
         async (): Promise<HealthIndicatorResult> => {
-          const provider = await this.provider.check();
+          const provider = this.probe.known();
           return { provider: { status: provider.reachable ? 'up' : 'down', ...provider } };
         },
       ]);

@@ -20,6 +20,8 @@ export interface UpstreamHealthStatus {
   reachable: boolean;
   /** Why it is not reachable, when it is not. */
   detail?: string;
+  /** When its reachability was last probed (ISO 8601; absent before the first probe). */
+  probed_at?: string;
   /** Each lane's circuit breaker, when the upstream has them. */
   circuit?: Record<Lane, CircuitBreakerState>;
   /** With several upstreams: per lane, the router's window of recent attempts and whether it demoted this one. */
@@ -47,8 +49,34 @@ export class ProviderHealth {
     private readonly config: AppConfig,
   ) {}
 
+  /** Probes every upstream now (the background probe's step: a request to each, up to PROVIDER_TIMEOUT_MS). */
   async check(): Promise<ProviderHealthStatus> {
     const providers = await Promise.all(this.provider.upstreams().map((upstream) => this.probe(upstream)));
+    return { reachable: providers.some((entry) => entry.reachable), providers };
+  }
+
+  /**
+   * What is known without asking anyone: each upstream's breakers and recent attempts as they are now,
+   * and its reachability from `last`, the last probe (taken at `probedAt`). Before the first probe an
+   * upstream counts as reachable unless its state says otherwise: a start is not held up by a probe.
+   */
+  known(last: ProviderHealthStatus | undefined, probedAt: Date | undefined): ProviderHealthStatus {
+    const providers = this.provider.upstreams().map((upstream): UpstreamHealthStatus => {
+      const circuit = circuitStates(upstream);
+      const recent = this.recentHealth(upstream.provider);
+      const probed = last?.providers.find((entry) => entry.provider === upstream.provider);
+      const reachable = probed?.reachable ?? true;
+      return {
+        provider: upstream.provider,
+        state: reachable ? stateOf(circuit, recent) : 'down',
+        simulated: upstream.simulated,
+        reachable,
+        ...(probed?.detail ? { detail: probed.detail } : {}),
+        ...(probed && probedAt ? { probed_at: probedAt.toISOString() } : {}),
+        ...(circuit ? { circuit } : {}),
+        ...(recent ? { recent } : {}),
+      };
+    });
     return { reachable: providers.some((entry) => entry.reachable), providers };
   }
 
