@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Check one phone number
-         * @description Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six fields. Costs the sum of the enabled checks' prices, `cost_per_call` of the settings (defaults: network status 4, line type 1, portability 2 credits). Country and numbering-plan validity are always computed, free. A number that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.
+         * @description Runs the checks enabled in the account settings (GET /api/v1/settings) and answers synchronously with six fields. Costs the sum of the enabled checks' prices, `cost_per_call` of the settings (defaults: network status 4, line type 1, portability 2, sim swap 3 credits). Country and numbering-plan validity are always computed, free. A number that is E.164 but not valid for its numbering plan is a 200 with `valid: false` and `status: "ABSENT"`, charged like any call. A 503 PROVIDER_UNAVAILABLE is refunded. Order of the checks: 401 → 429 → 400 → 402 → 503.
          *
          *     Sandbox and simulator test numbers, by their last four digits: 0000 ABSENT, 0001 UNDETERMINED, 0002 ported, 0003 upstream failure (503, refunded), 0004 upstream timeout (503, refunded), 0005 CONNECTED and ABSENT in turn and 0006 its operator in turn at each live lookup; anything else CONNECTED.
          *
@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).
+         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,last_sim_swap_at,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at,sim_swap_provider,sim_swap_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).
          */
         get: operations["BulkController_csv"];
         put?: never;
@@ -440,6 +440,7 @@ export interface paths {
          *     | Network Connection Status | `network_status` | on | 4 | status, carrier |
          *     | Phone Number Type | `line_type` | off | 1 | line_type |
          *     | Portability Status | `portability` | off | 2 | is_ported, carrier |
+         *     | SIM Swap | `sim_swap` | off | 3 | sim_swapped, last_sim_swap_at |
          *
          *     A call costs the sum of its enabled checks. Prices are set per deployment; `cost_per_call` is the cost here.
          */
@@ -450,14 +451,15 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.
-         * @description Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` (null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.
+         * Turn checks on or off, set their options; set the daily spending cap, the low-balance alert and the webhook URL.
+         * @description Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold`, `webhook_url`, `risk` and `check_options` (null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.
          *
          *     | check | key | default | credits per call (default price) | fields it fills |
          *     |---|---|---|---|---|
          *     | Network Connection Status | `network_status` | on | 4 | status, carrier |
          *     | Phone Number Type | `line_type` | off | 1 | line_type |
          *     | Portability Status | `portability` | off | 2 | is_ported, carrier |
+         *     | SIM Swap | `sim_swap` | off | 3 | sim_swapped, last_sim_swap_at |
          *
          *     A call costs the sum of its enabled checks. Prices are set per deployment; `cost_per_call` is the cost here.
          */
@@ -519,7 +521,7 @@ export interface paths {
         put?: never;
         /**
          * Watch up to 10,000 numbers
-         * @description Every number is re-checked live (never from the cache) each interval with the account's checks, charged like any lookup (one CHARGE per number, failed lookups refunded). The first round runs at once and records the baseline; later rounds report changes of status, carrier, line_type, is_ported or valid. 402 when the balance cannot cover the first round; 400 past the plan's limit of watched numbers (10,000 by default, across the account's watchlists).
+         * @description Every number is re-checked live (never from the cache) each interval with the account's checks, charged like any lookup (one CHARGE per number, failed lookups refunded). The first round runs at once and records the baseline; later rounds report changes of status, carrier, line_type, is_ported, valid, sim_swapped or last_sim_swap_at. 402 when the balance cannot cover the first round; 400 past the plan's limit of watched numbers (10,000 by default, across the account's watchlists).
          */
         post: operations["WatchlistsController_create"];
         delete?: never;
@@ -664,8 +666,18 @@ export interface components {
             line_type: boolean;
             network_status: boolean;
             portability: boolean;
+            sim_swap: boolean;
         };
         AccountControlsPatchDto: {
+            /**
+             * @description Options of checks, by check then option (each one's bounds: CheckOptionsDto); null goes back to the default. Unknown options or values out of bounds: 400 naming them.
+             * @example {
+             *       "sim_swap": {
+             *         "window_hours": 72
+             *       }
+             *     }
+             */
+            check_options?: components["schemas"]["CheckOptionsPatchDto"];
             /**
              * @description Credits per UTC day; null removes the cap.
              * @example 5000
@@ -754,6 +766,8 @@ export interface components {
             next_cursor: string | null;
         };
         AccountSettingsDto: {
+            /** @description Each check's options as they apply to the account (set, or the default). */
+            check_options: components["schemas"]["CheckOptionsDto"];
             checks: components["schemas"]["AccountChecksDto"];
             /**
              * @description Credits per UTC day; null: no cap.
@@ -1106,6 +1120,26 @@ export interface components {
              */
             reason: string;
         };
+        CheckOptionsDto: {
+            /** @description The options of SIM Swap (`sim_swap`). */
+            sim_swap: {
+                /**
+                 * @description `sim_swapped` is true when the SIM changed within this many hours before the lookup (1 to 2400, the longest period the operators' CAMARA SimSwap API checks). Default 168.
+                 * @example 168
+                 */
+                window_hours: number;
+            };
+        };
+        CheckOptionsPatchDto: {
+            /** @description The options of SIM Swap (`sim_swap`). */
+            sim_swap?: {
+                /**
+                 * @description `sim_swapped` is true when the SIM changed within this many hours before the lookup (1 to 2400, the longest period the operators' CAMARA SimSwap API checks). Default 168.
+                 * @example 168
+                 */
+                window_hours?: number | null;
+            };
+        };
         CheckProvenanceDto: {
             /**
              * @description When that provider answered (ISO 8601); a cached answer keeps the time of the original lookup.
@@ -1134,6 +1168,11 @@ export interface components {
              * @example false
              */
             portability: boolean;
+            /**
+             * @description SIM Swap (sim_swapped, last_sim_swap_at). Default off; 3 credits by default.
+             * @example false
+             */
+            sim_swap: boolean;
         };
         ChecksPatchDto: {
             /**
@@ -1151,6 +1190,11 @@ export interface components {
              * @example true
              */
             portability?: boolean;
+            /**
+             * @description SIM Swap (sim_swapped, last_sim_swap_at); 3 credits by default.
+             * @example true
+             */
+            sim_swap?: boolean;
         };
         CreateAccountDto: {
             /**
@@ -1605,6 +1649,8 @@ export interface components {
             status: "running";
         };
         SettingsDto: {
+            /** @description Each check's options as they apply to the account (set, or the default), by check: the SIM swap check's window (docs/api.md "SIM swap"). */
+            check_options: components["schemas"]["CheckOptionsDto"];
             checks: components["schemas"]["ChecksDto"];
             /**
              * @description Credits one POST /api/v1/filter costs with these checks: the sum of their prices (this deployment's).
@@ -1658,6 +1704,15 @@ export interface components {
             window_seconds: number;
         };
         UpdateSettingsDto: {
+            /**
+             * @description Options of checks, by check then option (each one's bounds: CheckOptionsDto); null goes back to the default. Unknown options or values out of bounds: 400 naming them.
+             * @example {
+             *       "sim_swap": {
+             *         "window_hours": 72
+             *       }
+             *     }
+             */
+            check_options?: components["schemas"]["CheckOptionsPatchDto"];
             /**
              * @description Any subset of the checks.
              * @example {
@@ -1783,7 +1838,7 @@ export interface components {
              * @example status
              * @enum {string}
              */
-            field: "status" | "carrier" | "line_type" | "is_ported" | "valid";
+            field: "status" | "carrier" | "line_type" | "is_ported" | "valid" | "sim_swapped" | "last_sim_swap_at";
             /** @example +447400120005 */
             phone: string;
             /** @example contact-2 */

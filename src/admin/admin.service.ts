@@ -19,8 +19,8 @@ import { ErasureService } from './erasure.service';
 import { AccountDto, AccountPageDto, AccountSummaryDto, AdminBalanceDto, AuditPageDto, CreatedAccountDto, ErasureDto, PlanDto, RevokedKeyDto } from './dto/admin-responses.dto';
 
 /** The controls an admin may set on an account's settings (the customer's own PATCH /api/v1/settings may also change checks). */
-export type AccountControlChanges = Pick<SettingsChanges, 'daily_credit_limit' | 'low_balance_threshold' | 'webhook_url'>;
-const CONTROL_KEYS = ['daily_credit_limit', 'low_balance_threshold', 'webhook_url'] as const;
+export type AccountControlChanges = Pick<SettingsChanges, 'daily_credit_limit' | 'low_balance_threshold' | 'webhook_url' | 'check_options'>;
+const CONTROL_KEYS = ['daily_credit_limit', 'low_balance_threshold', 'webhook_url', 'check_options'] as const;
 
 /** Who performs an admin action: `admin-api` with the request id, `cli:<os user>`, `bootstrap`... */
 export interface AdminActor {
@@ -114,6 +114,7 @@ export class AdminService {
         daily_credit_limit: settings.daily_credit_limit,
         low_balance_threshold: settings.low_balance_threshold,
         webhook_url: settings.webhook_url,
+        check_options: settings.check_options,
       },
       keys: keys.map((key) => ({
         id: key.id,

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
 import { CheckRegistry } from '../checks/check-registry';
+import type { CheckOptions } from '../checks/check-definition';
 import type { EnabledChecks } from '../checks/checks';
 import { provenanceOf } from '../checks/provenance';
 import { SettingsService } from '../settings/settings.service';
@@ -107,6 +108,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
     const writer = new AnswerWriter((batch) => this.jobs.recordAnswers(job.id, batch), WRITE_BATCH_SIZE, WRITE_WINDOW_MS, this.clock);
     const sliceEnds = this.clock.now() + this.queue.chunkSliceMs;
     let outcome: ChunkOutcome = 'done';
+    const checkOptions = await this.optionsOf(job.accountId);
     await Promise.all(
       phones.map((phone) =>
         this.limit.run(async () => {
@@ -114,7 +116,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
           else if (lease.lost) outcome = 'lost';
           else if (this.clock.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
-          writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds));
+          writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds, checkOptions));
         }),
       ),
     );
@@ -122,9 +124,19 @@ export class BulkProcessor implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null): Promise<PhoneAnswer> {
+  /** The account's option values of its checks now (the SIM swap window); the defaults once the account is gone. */
+  private async optionsOf(accountId: string): Promise<CheckOptions | undefined> {
     try {
-      const report = await this.lookups.lookUp(phone, checks, { lane: 'batch', maxAgeSeconds: maxAgeSeconds ?? undefined });
+      return (await this.accountSettings.checksFor(accountId)).options;
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') return undefined;
+      throw error;
+    }
+  }
+
+  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null, checkOptions: CheckOptions | undefined): Promise<PhoneAnswer> {
+    try {
+      const report = await this.lookups.lookUp(phone, checks, { lane: 'batch', maxAgeSeconds: maxAgeSeconds ?? undefined, checkOptions });
       return { phone, result: this.registry.toReportedAnswer(report), answeredBy: provenanceOf(report.answers) };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {

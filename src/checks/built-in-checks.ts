@@ -2,8 +2,8 @@ import type { CheckDefinition } from './check-definition';
 
 /**
  * The checks of the contract (docs/api.md "Checks, prices and settings"), in the order their fields
- * are filled and their columns listed. None reports a field beyond /filter's six: the contract's
- * bulk and watchlist bodies stay as they are; their full records are kept in the cache.
+ * are filled and their columns listed. Only sim_swap reports fields beyond /filter's six (bulk results,
+ * the bulk CSV and watchlist changes of accounts that turn it on); every full record is kept in the cache.
  */
 export const BUILT_IN_CHECKS: readonly CheckDefinition[] = [
   {
@@ -41,5 +41,29 @@ export const BUILT_IN_CHECKS: readonly CheckDefinition[] = [
     reports: [],
     watches: ['is_ported', 'carrier'],
     csvColumns: ['is_ported', 'carrier'],
+  },
+  {
+    // docs/api.md "SIM swap": whether the SIM behind the number changed within the account's window,
+    // and when it last changed when the operator tells. Never in /filter's six fields.
+    name: 'sim_swap',
+    title: 'SIM Swap',
+    defaultEnabled: false,
+    price: { variable: 'PRICE_SIM_SWAP', default: 3 },
+    cacheTtlSeconds: { variable: 'CACHE_TTL_SIM_SWAP_SECONDS', default: 900 },
+    fields: ['sim_swapped', 'last_sim_swap_at'],
+    shows: {},
+    reports: ['sim_swapped', 'last_sim_swap_at'],
+    watches: ['sim_swapped', 'last_sim_swap_at'],
+    csvColumns: ['sim_swapped', 'last_sim_swap_at'],
+    options: [
+      {
+        name: 'window_hours',
+        description:
+          '`sim_swapped` is true when the SIM changed within this many hours before the lookup (1 to 2400, the longest period the operators\' CAMARA SimSwap API checks).',
+        min: 1,
+        max: 2400,
+        default: 168,
+      },
+    ],
   },
 ];

@@ -72,12 +72,12 @@ describe('CheckRegistry, derived from the definitions', () => {
   });
 
   it("lists the watched fields as the contract's", () => {
-    expect(registry.watchedFields()).toEqual(['status', 'carrier', 'line_type', 'is_ported', 'valid']);
+    expect(registry.watchedFields()).toEqual(['status', 'carrier', 'line_type', 'is_ported', 'valid', 'sim_swapped', 'last_sim_swap_at']);
   });
 
   describe("a bulk job's CSV layout", () => {
     const SIX = ['country', 'valid', 'status', 'carrier', 'line_type', 'is_ported'];
-    const extra = { ...BUILT_IN_CHECKS[1], name: 'sim_swap', shows: {}, reports: ['sim_swapped'], watches: [], csvColumns: ['sim_swapped'] };
+    const extra = { ...BUILT_IN_CHECKS[1], name: 'roaming', shows: {}, reports: ['roaming'], watches: [], csvColumns: ['roaming'] };
     const grown = new CheckRegistry([...BUILT_IN_CHECKS, extra].map((definition) => ({ definition })));
 
     it("is the answer's six fields always, then provenance for the job's enabled checks", () => {
@@ -86,8 +86,8 @@ describe('CheckRegistry, derived from the definitions', () => {
     });
 
     it('does not change when a check is registered that the job does not have on', () => {
-      for (const checks of [all, { ...none, line_type: true }]) expect(grown.csvLayout({ ...checks, sim_swap: false })).toEqual(registry.csvLayout(checks));
-      expect(grown.csvLayout({ ...none, network_status: true, sim_swap: true })).toEqual({ answer: [...SIX, 'sim_swapped'], answeredBy: ['network_status', 'sim_swap'] });
+      for (const checks of [all, { ...none, line_type: true }]) expect(grown.csvLayout({ ...checks, roaming: false })).toEqual(registry.csvLayout(checks));
+      expect(grown.csvLayout({ ...none, network_status: true, roaming: true })).toEqual({ answer: [...SIX, 'roaming'], answeredBy: ['network_status', 'roaming'] });
     });
 
     it('is the header phone, reference, the answer, error_code, error_message, then <check>_provider and <check>_observed_at', () => {
@@ -95,12 +95,37 @@ describe('CheckRegistry, derived from the definitions', () => {
     });
   });
 
-  it('reports nothing beyond the six fields for the built-in checks', () => {
+  it('reports nothing beyond the six fields for the three checks of /filter', () => {
     expect(Object.keys(registry.toReportedAnswer(valid(all, answers))).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
   });
 
+  describe('the SIM swap check', () => {
+    const swap = record('sim_swap', { sim_swapped: true, last_sim_swap_at: '2026-11-23T22:00:00.000Z' });
+    const on = { ...all, sim_swap: true };
+
+    it('never shows in /filter, but bulk results and watchlists carry its two fields', () => {
+      const report = valid(on, { ...answers, sim_swap: swap });
+      expect(registry.toPhoneAnswer(report)).toEqual(registry.toPhoneAnswer(valid(all, answers)));
+      expect(registry.toReportedAnswer(report)).toMatchObject({ sim_swapped: true, last_sim_swap_at: '2026-11-23T22:00:00.000Z' });
+      expect(registry.watchedFields()).toEqual(expect.arrayContaining(['sim_swapped', 'last_sim_swap_at']));
+    });
+
+    it('adds its columns to the CSV only of jobs that have it on', () => {
+      const SIX = ['country', 'valid', 'status', 'carrier', 'line_type', 'is_ported'];
+      expect(registry.csvLayout(on).answer).toEqual([...SIX, 'sim_swapped', 'last_sim_swap_at']);
+      expect(registry.csvLayout({ ...all, sim_swap: false }).answer).toEqual(SIX);
+    });
+
+    it('is off by default, with its own price and cache lifetime', () => {
+      expect(registry.defaultNames()).not.toContain('sim_swap');
+      expect(registry.price('sim_swap')).toBe(3);
+      expect(registry.cacheTtlSeconds('sim_swap')).toBe(900);
+      expect(new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })), { PRICE_SIM_SWAP: 5, CACHE_TTL_SIM_SWAP_SECONDS: 60 }).price('sim_swap')).toBe(5);
+    });
+  });
+
   it('turns stored names into every check on or off, ignoring names no longer registered', () => {
-    expect(registry.fromEnabledNames(['line_type', 'retired_check'])).toEqual({ network_status: false, line_type: true, portability: false });
+    expect(registry.fromEnabledNames(['line_type', 'retired_check'])).toEqual({ network_status: false, line_type: true, portability: false, sim_swap: false });
     expect(registry.defaultNames()).toEqual(['network_status']);
   });
 

@@ -7,6 +7,9 @@ import { RISK_VERDICT } from './priced-calls';
 /** The schemas whose properties are the registered checks (the classes declare none: the registry does). */
 export const CHECK_SWITCH_SCHEMAS = { settings: 'ChecksDto', patch: 'ChecksPatchDto', admin: 'AccountChecksDto' } as const;
 
+/** The schemas whose properties are the checks that declare options, each an object of its options. */
+export const CHECK_OPTION_SCHEMAS = { settings: 'CheckOptionsDto', patch: 'CheckOptionsPatchDto' } as const;
+
 /** Schema properties that name a watched field (a watchlist change's `field`): their enum is the registry's. */
 export const WATCHED_FIELD_PROPERTIES = [{ schema: 'WatchlistChangeDto', property: 'field' }] as const;
 
@@ -33,6 +36,25 @@ export function describeChecks(document: OpenAPIObject, registry: CheckRegistry)
     properties: Object.fromEntries(checks.map((check) => [check.name, { type: 'boolean', example: true, description: `${check.title} (${filledFields(check)}); ${credits(check)} by default.` }])),
   };
   schemas[CHECK_SWITCH_SCHEMAS.admin] = { type: 'object', required: names, properties: Object.fromEntries(checks.map((check) => [check.name, { type: 'boolean' }])) };
+
+  const withOptions = checks.filter((check) => (check.options ?? []).length > 0);
+  const optionsOf = (check: CheckDefinition, patch: boolean) => ({
+    type: 'object',
+    description: `The options of ${check.title} (\`${check.name}\`).`,
+    ...(patch ? {} : { required: check.options!.map((option) => option.name) }),
+    properties: Object.fromEntries(
+      check.options!.map((option) => [
+        option.name,
+        { type: 'integer', minimum: option.min, maximum: option.max, example: option.default, ...(patch ? { nullable: true } : {}), description: `${option.description} Default ${option.default}.` },
+      ]),
+    ),
+  });
+  schemas[CHECK_OPTION_SCHEMAS.settings] = {
+    type: 'object',
+    required: withOptions.map((check) => check.name),
+    properties: Object.fromEntries(withOptions.map((check) => [check.name, optionsOf(check, false)])),
+  };
+  schemas[CHECK_OPTION_SCHEMAS.patch] = { type: 'object', properties: Object.fromEntries(withOptions.map((check) => [check.name, optionsOf(check, true)])) };
 
   const watched = registry.watchedFields();
   for (const { schema, property } of WATCHED_FIELD_PROPERTIES) {

@@ -8,11 +8,11 @@ describe('validateEnvironment', () => {
     const env = validateEnvironment({});
     const config = new AppConfig(env, 'postgres://x');
     expect(config.port).toBe(3000);
-    expect(config.provider.upstreams).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
+    expect(config.provider.upstreams).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', tokenUrl: '', price: 0 }]);
     // Prices and cache lifetimes: each check's definition names its variable and default (src/checks/).
     const checks = new CheckRegistry(BUILT_IN_CHECKS.map((definition) => ({ definition })), config.checkTuning);
-    expect(Object.fromEntries(checks.names().map((name) => [name, checks.price(name)]))).toEqual({ network_status: 4, line_type: 1, portability: 2 });
-    expect(Object.fromEntries(checks.names().map((name) => [name, checks.cacheTtlSeconds(name)]))).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000 });
+    expect(Object.fromEntries(checks.names().map((name) => [name, checks.price(name)]))).toEqual({ network_status: 4, line_type: 1, portability: 2, sim_swap: 3 });
+    expect(Object.fromEntries(checks.names().map((name) => [name, checks.cacheTtlSeconds(name)]))).toEqual({ network_status: 3600, portability: 86400, line_type: 2_592_000, sim_swap: 900 });
     expect(config.provider.timeoutMs).toBe(3000);
     expect(config.adminToken).toBeUndefined();
     expect(config.redisUrl).toBeUndefined();

@@ -7,20 +7,20 @@ describe('LOOKUP_PROVIDERS', () => {
   it('PROVIDER is its shorthand with one entry: PROVIDER=hlr-lookups is LOOKUP_PROVIDERS=hlr-lookups, its settings HLR_LOOKUPS_*', () => {
     const settings = { HLR_LOOKUPS_KEY: 'k', HLR_LOOKUPS_SECRET: 's', HLR_LOOKUPS_URL: 'http://127.0.0.1:4010/api/v2/' };
     const shorthand = new AppConfig(validateEnvironment({ PROVIDER: 'hlr-lookups', ...settings }), 'postgres://x').provider.upstreams;
-    expect(shorthand).toEqual([{ id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'http://127.0.0.1:4010/api/v2', key: 'k', secret: 's', price: 0 }]);
+    expect(shorthand).toEqual([{ id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'http://127.0.0.1:4010/api/v2', key: 'k', secret: 's', tokenUrl: '', price: 0 }]);
     expect(new AppConfig(validateEnvironment({ LOOKUP_PROVIDERS: 'hlr-lookups', ...settings }), 'postgres://x').provider.upstreams).toEqual(shorthand);
   });
 
   it('PROVIDER takes any adapter, each with the settings its protocol needs', () => {
     expect(validateEnvironment({ PROVIDER: 'twilio-lookup', TWILIO_LOOKUP_KEY: 'AC1', TWILIO_LOOKUP_SECRET: 't1' }).lookupProviderEntries).toEqual([
-      { id: 'twilio-lookup', adapter: 'twilio-lookup', baseUrl: 'https://lookups.twilio.com', key: 'AC1', secret: 't1', price: 0 },
+      { id: 'twilio-lookup', adapter: 'twilio-lookup', baseUrl: 'https://lookups.twilio.com', key: 'AC1', secret: 't1', tokenUrl: '', price: 0 },
     ]);
     expect(() => validateEnvironment({ PROVIDER: 'twilio-lookup' })).toThrow('TWILIO_LOOKUP_KEY and TWILIO_LOOKUP_SECRET: required for provider twilio-lookup (adapter twilio-lookup)');
     expect(() => validateEnvironment({ PROVIDER: 'pigeon' })).toThrow(/PROVIDER="pigeon": PROVIDER must be one of the following values: sandbox, hlr-lookups, twilio-lookup/);
   });
 
   it('neither set: the sandbox; both set and different: one line says to set one of them', () => {
-    expect(validateEnvironment({}).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
+    expect(validateEnvironment({}).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', tokenUrl: '', price: 0 }]);
     expect(validateEnvironment({ PROVIDER: 'sandbox', LOOKUP_PROVIDERS: 'sandbox' }).lookupProviderEntries).toHaveLength(1);
     expect(() => validateEnvironment({ PROVIDER: 'sandbox', LOOKUP_PROVIDERS: 'a,b', A_ADAPTER: 'sandbox', B_ADAPTER: 'sandbox' })).toThrow(
       'PROVIDER="sandbox": a shorthand for LOOKUP_PROVIDERS=sandbox, which is set to "a,b": set one of them',
@@ -37,8 +37,8 @@ describe('LOOKUP_PROVIDERS', () => {
       BACKUP_SECRET: 't1',
     });
     expect(new AppConfig(env, 'postgres://x').provider.upstreams).toEqual([
-      { id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'https://www.hlr-lookups.com/api/v2', key: 'k1', secret: 's1', price: 0 },
-      { id: 'backup', adapter: 'twilio-lookup', baseUrl: 'https://lookups.twilio.com', key: 'AC1', secret: 't1', price: 0 },
+      { id: 'hlr-lookups', adapter: 'hlr-lookups', baseUrl: 'https://www.hlr-lookups.com/api/v2', key: 'k1', secret: 's1', tokenUrl: '', price: 0 },
+      { id: 'backup', adapter: 'twilio-lookup', baseUrl: 'https://lookups.twilio.com', key: 'AC1', secret: 't1', tokenUrl: '', price: 0 },
     ]);
   });
 
@@ -69,7 +69,7 @@ describe('LOOKUP_PROVIDERS', () => {
     }
     expect(message.split('\n').slice(1)).toEqual([
       '  - LOOKUP_PROVIDERS="Bad_Id,x,x,y,z": "Bad_Id" is not a provider id (lower-case letters, digits and dashes)',
-      '  - X_ADAPTER="nope": must be one of sandbox, hlr-lookups, twilio-lookup (provider x)',
+      '  - X_ADAPTER="nope": must be one of sandbox, hlr-lookups, twilio-lookup, camara-sim-swap (provider x)',
       '  - LOOKUP_PROVIDERS="Bad_Id,x,x,y,z": x is listed twice',
       '  - Y_KEY and Y_SECRET: required for provider y (adapter twilio-lookup)',
       '  - Z_URL="ftp://z": must be an http(s) URL (provider z)',
@@ -93,13 +93,13 @@ describe('LOOKUP_PROVIDERS', () => {
   });
 
   it('a sandbox needs no credentials', () => {
-    expect(validateEnvironment({ LOOKUP_PROVIDERS: 'sandbox' }).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', price: 0 }]);
+    expect(validateEnvironment({ LOOKUP_PROVIDERS: 'sandbox' }).lookupProviderEntries).toEqual([{ id: 'sandbox', adapter: 'sandbox', baseUrl: '', key: '', secret: '', tokenUrl: '', price: 0 }]);
   });
 
   it('asks only for the settings the adapter declares: a bearer-token upstream needs <ID>_KEY and no <ID>_SECRET', () => {
     const bearer = { name: 'bearer-api' as UpstreamAdapterName, summary: 'a bearer-token upstream', checks: [], settings: { url: { default: 'https://bearer.example.com' }, key: 'the token' } };
     expect(parseLookupProviders('b', { B_ADAPTER: 'bearer-api', B_KEY: 'tok' }, [bearer])).toEqual({
-      entries: [{ id: 'b', adapter: 'bearer-api', baseUrl: 'https://bearer.example.com', key: 'tok', secret: '', price: 0 }],
+      entries: [{ id: 'b', adapter: 'bearer-api', baseUrl: 'https://bearer.example.com', key: 'tok', secret: '', tokenUrl: '', price: 0 }],
       problems: [],
     });
     expect(parseLookupProviders('b', { B_ADAPTER: 'bearer-api', B_SECRET: 'x' }, [bearer]).problems).toEqual(['  - B_KEY: required for provider b (adapter bearer-api)']);
@@ -116,11 +116,11 @@ describe('LOOKUP_ROUTING', () => {
   });
 
   it('names every mistake, one line each', () => {
-    const routing = { checks: { sim_swap: ['a'], line_type: 'a' }, countries: { '+1': ['a'], '44': ['c'], XX: ['a'] }, extra: {} };
+    const routing = { checks: { sim_swop: ['a'], line_type: 'a' }, countries: { '+1': ['a'], '44': ['c'], XX: ['a'] }, extra: {} };
     expect(() => validateEnvironment({ ...providers, LOOKUP_ROUTING: JSON.stringify(routing) })).toThrow(
       [
         'Invalid configuration:',
-        '  - LOOKUP_ROUTING.checks.sim_swap: not a check (network_status, line_type, portability)',
+        '  - LOOKUP_ROUTING.checks.sim_swop: not a check (network_status, line_type, portability, sim_swap)',
         '  - LOOKUP_ROUTING.checks.line_type: must be a list of provider ids',
         '  - LOOKUP_ROUTING.countries.44: c not in LOOKUP_PROVIDERS',
         '  - LOOKUP_ROUTING.countries.+1: not a country calling code (1 to 3 digits) or country code (ISO 3166, e.g. CA)',

@@ -26,6 +26,8 @@ export interface ProviderEntry {
   baseUrl: string;
   key: string;
   secret: string;
+  /** The OAuth2 token endpoint, for an adapter that reads one (`<ID>_TOKEN_URL`); '' otherwise. */
+  tokenUrl: string;
   /** What one check costs at this provider (`<ID>_PRICE`), for the order between equals; 0 when not given. */
   price: number;
 }
@@ -36,9 +38,10 @@ export interface ProviderEntry {
  */
 export const PROVIDER_VARIABLES: ReadonlyArray<{ suffix: string; unset: string; text: string }> = [
   { suffix: 'ADAPTER', unset: 'the id itself', text: 'The adapter the id runs on (the adapters and the settings each needs are listed with `LOOKUP_PROVIDERS`).' },
-  { suffix: 'URL', unset: "the adapter's public API", text: 'Base URL of the upstream, for an adapter that takes one.' },
+  { suffix: 'URL', unset: "the adapter's public API", text: 'Base URL of the upstream, for an adapter that takes one (required for one without a public API: camara-sim-swap).' },
   { suffix: 'KEY', unset: 'none', text: "The upstream credential's key or account id, required where the adapter's protocol needs it." },
   { suffix: 'SECRET', unset: 'none', text: "The upstream credential's secret, required where the adapter's protocol needs it." },
+  { suffix: 'TOKEN_URL', unset: 'none', text: 'The OAuth2 token endpoint (client credentials: `<ID>_KEY` and `<ID>_SECRET`), required where the adapter needs one.' },
   { suffix: 'PRICE', unset: '0', text: 'What one check costs at this provider, in any unit shared by all: decides the order among equals (ids joined by `|`).' },
 ];
 
@@ -85,17 +88,24 @@ export function parseLookupProviders(
       problems.push(`  - ${prefix}_ADAPTER=${JSON.stringify(adapterName)}: must be one of ${adapters.map(({ name }) => name).join(', ')} (provider ${id})`);
       continue;
     }
-    const { url, key: needsKey, secret: needsSecret } = adapter.settings;
-    const baseUrl = url ? (read('URL') ?? url.default).replace(/\/+$/, '') : '';
-    if (url && !isHttpUrl(baseUrl)) problems.push(`  - ${prefix}_URL=${JSON.stringify(baseUrl)}: must be an http(s) URL (provider ${id})`);
+    const { url, key: needsKey, secret: needsSecret, tokenUrl: needsTokenUrl } = adapter.settings as UpstreamAdapter['settings'];
+    const baseUrl = url ? (read('URL') ?? url.default ?? '').replace(/\/+$/, '') : '';
+    if (url && baseUrl === '') problems.push(`  - ${prefix}_URL: required for provider ${id} (adapter ${adapter.name} has no public default)`);
+    else if (url && !isHttpUrl(baseUrl)) problems.push(`  - ${prefix}_URL=${JSON.stringify(baseUrl)}: must be an http(s) URL (provider ${id})`);
+    const tokenUrl = needsTokenUrl ? (read('TOKEN_URL') ?? '') : '';
+    if (needsTokenUrl && tokenUrl !== '' && !isHttpUrl(tokenUrl)) problems.push(`  - ${prefix}_TOKEN_URL=${JSON.stringify(tokenUrl)}: must be an http(s) URL (provider ${id})`);
     const key = needsKey ? (read('KEY') ?? '') : '';
     const secret = needsSecret ? (read('SECRET') ?? '') : '';
-    const missing = [needsKey && !key ? `${prefix}_KEY` : undefined, needsSecret && !secret ? `${prefix}_SECRET` : undefined].filter((name) => name !== undefined);
+    const missing = [
+      needsKey && !key ? `${prefix}_KEY` : undefined,
+      needsSecret && !secret ? `${prefix}_SECRET` : undefined,
+      needsTokenUrl && !tokenUrl ? `${prefix}_TOKEN_URL` : undefined,
+    ].filter((name) => name !== undefined);
     if (missing.length > 0) problems.push(`  - ${missing.join(' and ')}: required for provider ${id} (adapter ${adapter.name})`);
     const priceText = read('PRICE');
     const price = priceText === undefined ? 0 : Number(priceText);
     if (!Number.isFinite(price) || price < 0) problems.push(`  - ${prefix}_PRICE=${JSON.stringify(priceText)}: must be a number, 0 or more (provider ${id})`);
-    entries.push({ id, adapter: adapter.name, baseUrl, key, secret, price: Number.isFinite(price) ? price : 0, tier });
+    entries.push({ id, adapter: adapter.name, baseUrl, key, secret, tokenUrl, price: Number.isFinite(price) ? price : 0, tier });
   }
   // Cost-aware between equals: within a group the cheapest first (a stable sort keeps the listed order on ties).
   const ordered = [...entries].sort((a, b) => a.tier - b.tier || a.price - b.price);

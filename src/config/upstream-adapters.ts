@@ -22,13 +22,15 @@ export interface UpstreamAdapter {
   /**
    * The settings of a provider id on this adapter that its protocol reads, each with what it is at
    * the upstream: `url` with its default (the upstream's public API), `key` and `secret` (both
-   * required when listed). A setting not listed is neither needed nor read (an in-process adapter
-   * lists none; a bearer-token upstream lists `key` alone).
+   * required when listed), `tokenUrl` (`<ID>_TOKEN_URL`, an OAuth2 token endpoint, required when listed).
+   * A setting not listed is neither needed nor read (an in-process adapter lists none; a bearer-token
+   * upstream lists `key` alone). A `url` without a default (an operator's own API) is required.
    */
   readonly settings: {
-    readonly url?: { readonly default: string };
+    readonly url?: { readonly default?: string };
     readonly key?: string;
     readonly secret?: string;
+    readonly tokenUrl?: string;
   };
 }
 
@@ -36,7 +38,7 @@ export const UPSTREAM_ADAPTERS = [
   {
     name: 'sandbox',
     summary: 'In-process, simulated answers (the test-number table of docs/api.md); numbering-plan facts from libphonenumber',
-    checks: ['network_status', 'line_type', 'portability'],
+    checks: ['network_status', 'line_type', 'portability', 'sim_swap'],
     settings: {},
   },
   {
@@ -54,11 +56,23 @@ export const UPSTREAM_ADAPTERS = [
     name: 'twilio-lookup',
     summary: 'Twilio Lookup v2, over HTTP with basic authentication',
     guide: 'docs/upstream-twilio-lookup.md',
-    checks: ['network_status', 'line_type'],
+    checks: ['network_status', 'line_type', 'sim_swap'],
     settings: {
       url: { default: 'https://lookups.twilio.com' },
       key: 'the Account SID (AC…) or an API key SID (SK…)',
       secret: 'the Auth Token, or the API key secret',
+    },
+  },
+  {
+    name: 'camara-sim-swap',
+    summary: "An operator's CAMARA SimSwap API (GSMA Open Gateway: retrieve-date, check with maxAge), over HTTP with OAuth2 client credentials",
+    guide: 'docs/upstream-camara-sim-swap.md',
+    checks: ['sim_swap'],
+    settings: {
+      url: {},
+      key: 'the OAuth2 client id',
+      secret: 'the OAuth2 client secret',
+      tokenUrl: "the operator's OAuth2 token endpoint (client credentials)",
     },
   },
 ] as const satisfies readonly UpstreamAdapter[];

@@ -12,7 +12,7 @@ import { CreditsService } from '../credits/credits.service';
 import { LookupOptions, LookupService } from '../provider/lookup.service';
 
 /** How fresh the answer must be (Cache-Control), as LookupService takes it. */
-type LookupFreshness = Pick<LookupOptions, 'maxAgeSeconds'>;
+type LookupFreshness = Pick<LookupOptions, 'maxAgeSeconds' | 'checkOptions'>;
 import { SettingsService } from '../settings/settings.service';
 import { FilterRequestDto } from './dto/filter.dto';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
@@ -49,16 +49,16 @@ export class FilterService {
     const source = request.source ?? 'internal';
     // Read once, before the key is claimed: the charge is for these checks, and a retry answered
     // again for free (its answer not stored yet) gets these, not checks enabled since (review #15).
-    const { checks, cost } = await this.settings.checksFor(account.accountId);
+    const { checks, cost, options: checkOptions } = await this.settings.checksFor(account.accountId);
     return this.idempotency.run(
       account.accountId,
       idempotencyKey,
       { phone: request.phone, source },
       {
-        charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, { checks, cost }, freshness, keyId, caller)),
+        charged: async (keyId) => JSON.stringify(await this.paidLookup(account.accountId, request.phone, source, { checks, cost }, { ...freshness, checkOptions }, keyId, caller)),
         rerunUncharged: async (charged) => {
           const checksCharged = (charged as EnabledChecks | null) ?? (await this.settings.checksFor(account.accountId)).checks;
-          return JSON.stringify(this.registry.toPhoneAnswer(await this.lookups.lookUp(request.phone, checksCharged, freshness)));
+          return JSON.stringify(this.registry.toPhoneAnswer(await this.lookups.lookUp(request.phone, checksCharged, { ...freshness, checkOptions })));
         },
       },
       checks,

@@ -2,7 +2,8 @@ import { Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/co
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import type { CheckAdapter, CheckAnswer } from '../checks/check-definition';
+import type { CheckAdapter, CheckAnswer, CheckOptions, CheckOptionValues } from '../checks/check-definition';
+import { optionValuesKey, optionValuesOf, sameOptionValues } from '../checks/check-options';
 import { CheckRegistry, NumberReport } from '../checks/check-registry';
 import type { EnabledChecks } from '../checks/checks';
 import { Metrics } from '../metrics/metrics';
@@ -50,10 +51,14 @@ const PLAIN_CACHE_KEY_VERSION = 'v2';
  */
 export const ERASURE_MARK_SECONDS = 3600;
 
-/** A cached answer and when it was looked up (the Clock's epoch ms), so that a caller can ask for a fresher one. */
+/**
+ * A cached answer and when it was looked up (the Clock's epoch ms), so that a caller can ask for a
+ * fresher one; for a check with options, the values it was asked with (it serves only the same ones).
+ */
 interface CachedAnswer {
   answer: CheckAnswer;
   storedAt: number;
+  options?: CheckOptionValues;
 }
 
 /** Full records of some checks of one number, by check name. */
@@ -69,6 +74,12 @@ export interface LookupOptions {
    * `Cache-Control: no-cache`); undefined = any answer still within its TTL.
    */
   maxAgeSeconds?: number;
+  /**
+   * The account's option values of the checks that declare options (SettingsService's AccountChecks):
+   * the adapter is asked with them, and a cached answer serves only a lookup with the same values.
+   * A check left out is asked with its defaults.
+   */
+  checkOptions?: CheckOptions;
 }
 
 /**
@@ -160,7 +171,11 @@ export class LookupService implements OnApplicationBootstrap {
    * enabled check in the cache within the age bound — so that a call can be charged settled, final at
    * once. Otherwise `report` is undefined and `known` holds the checks the cache had, for `lookUp`.
    */
-  async lookUpCached(e164: string, checks: EnabledChecks, { maxAgeSeconds }: Pick<LookupOptions, 'maxAgeSeconds'> = {}): Promise<{ report?: NumberReport; known: CheckAnswers }> {
+  async lookUpCached(
+    e164: string,
+    checks: EnabledChecks,
+    { maxAgeSeconds, checkOptions }: Pick<LookupOptions, 'maxAgeSeconds' | 'checkOptions'> = {},
+  ): Promise<{ report?: NumberReport; known: CheckAnswers }> {
     const { region, validForPlan } = describeNumber(e164);
     if (!validForPlan) return { report: { region, validForPlan, checks, answers: {} }, known: {} };
     const enabled = this.registry.enabled(checks).map((check) => check.name);
@@ -169,7 +184,9 @@ export class LookupService implements OnApplicationBootstrap {
     const found = await Promise.all(
       enabled.map(async (check) => {
         const cached = await this.store.get<CachedAnswer>(cacheKey(check, hash));
-        return cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now()) ? cached.answer : undefined;
+        return cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now()) && sameOptionValues(cached.options, this.optionsOf(check, checkOptions))
+          ? cached.answer
+          : undefined;
       }),
     );
     const known: Record<string, CheckAnswer> = {};
@@ -203,6 +220,11 @@ export class LookupService implements OnApplicationBootstrap {
     return answers;
   }
 
+  /** A check's option values for a lookup: the caller's, else the definition's defaults ({} for a check without options). */
+  private optionsOf(check: string, checkOptions: CheckOptions | undefined): CheckOptionValues {
+    return checkOptions?.[check] ?? optionValuesOf(this.registry.get(check), undefined);
+  }
+
   get counters(): LookupCounters {
     return {
       cache: { hits: this.hits, misses: this.misses, storeErrors: this.store.errors, store: this.store.kind },
@@ -212,10 +234,10 @@ export class LookupService implements OnApplicationBootstrap {
   }
 
   /** The enabled checks' records, answered in parallel (those in `known` are not answered again). */
-  private async answerChecks(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive', maxAgeSeconds }: LookupOptions): Promise<CheckAnswers> {
+  private async answerChecks(e164: string, checks: EnabledChecks, { known = {}, lane = 'interactive', maxAgeSeconds, checkOptions }: LookupOptions): Promise<CheckAnswers> {
     const enabled = this.registry.enabled(checks).map((check) => check.name).filter((check) => known[check] === undefined);
     const hash = this.numberHash(e164);
-    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, hash, lane, maxAgeSeconds)));
+    const settled = await Promise.allSettled(enabled.map((check) => this.answer(check, e164, hash, lane, maxAgeSeconds, this.optionsOf(check, checkOptions))));
     const answers: Record<string, CheckAnswer> = { ...known };
     const failures: string[] = [];
     settled.forEach((result, index) => {
@@ -242,18 +264,22 @@ export class LookupService implements OnApplicationBootstrap {
    * (its own breaker) is never handed to a live call. Callers with a bound on the age join only flights
    * with the same bound (a live caller never gets an answer read from the cache by another caller's flight).
    */
-  private answer(check: string, e164: string, hash: string, lane: Lane, maxAgeSeconds: number | undefined): Promise<CheckAnswer> {
+  private answer(check: string, e164: string, hash: string, lane: Lane, maxAgeSeconds: number | undefined, options: CheckOptionValues): Promise<CheckAnswer> {
     const key = cacheKey(check, hash);
-    const flightKey = maxAgeSeconds === undefined ? `${lane}:${key}` : `${lane}:${key}:max-age=${maxAgeSeconds}`;
+    const asked = optionValuesKey(options);
+    const flightKey = `${lane}:${key}${maxAgeSeconds === undefined ? '' : `:max-age=${maxAgeSeconds}`}${asked ? `:${asked}` : ''}`;
     const flight = this.flights.run(flightKey, async () => {
       const cached = maxAgeSeconds === 0 ? undefined : await this.store.get<CachedAnswer>(key);
-      if (cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now())) {
+      if (cached !== undefined && youngEnough(cached, maxAgeSeconds, this.clock.now()) && sameOptionValues(cached.options, options)) {
         this.hits += 1;
         return cached.answer;
       }
       this.misses += 1;
-      const fresh = await this.ask(check, e164, lane);
-      await this.store.set(key, { answer: fresh, storedAt: this.clock.now() } satisfies CachedAnswer, this.registry.cacheTtlSeconds(check), erasedKey(hash));
+      const fresh = await this.ask(check, e164, lane, options);
+      // One entry per number and check (erasure knows every key): an answer asked with other option
+      // values replaces it, and serves only lookups with those values.
+      const entry: CachedAnswer = asked ? { answer: fresh, storedAt: this.clock.now(), options } : { answer: fresh, storedAt: this.clock.now() };
+      await this.store.set(key, entry, this.registry.cacheTtlSeconds(check), erasedKey(hash));
       return fresh;
     });
     if (flight.shared) this.shared += 1;
@@ -261,13 +287,13 @@ export class LookupService implements OnApplicationBootstrap {
   }
 
   /** The adapter's answer: the one registered with the check, else the configured provider's; a refusal without asking anyone when nobody offers it. */
-  private async ask(check: string, e164: string, lane: Lane): Promise<CheckAnswer> {
+  private async ask(check: string, e164: string, lane: Lane, options: CheckOptionValues): Promise<CheckAnswer> {
     const adapter = this.adapterOf(check);
     // Not a provider call: neither timed nor counted as one.
     if (adapter === undefined) throw notOffered('no configured lookup provider', check);
     const timed = this.metrics?.startUpstreamTimer(check);
     try {
-      const answer = await adapter.answer(check, e164, lane);
+      const answer = await adapter.answer(check, e164, lane, options);
       this.outcomes[check].ok += 1;
       timed?.('ok');
       return answer;

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 import { HlrLookupsAdapter } from './adapters/hlr-lookups.adapter';
 import { TwilioLookupAdapter } from './adapters/twilio-lookup.adapter';
+import { CamaraSimSwapAdapter } from './adapters/camara-sim-swap.adapter';
 import type { ProviderEntry } from '../config/lookup-providers';
 import type { UpstreamAdapterName } from '../config/upstream-adapters';
 import { FailoverProvider } from './routing/failover-provider';
@@ -42,6 +43,12 @@ const ADAPTER_FACTORIES: Record<UpstreamAdapterName, (entry: ProviderEntry, conf
     new HlrLookupsAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config), clock)),
   'twilio-lookup': ({ id, baseUrl, key, secret }, config, clock) =>
     new TwilioLookupAdapter({ baseUrl, key, secret }, new ResilientUpstream(id, baseUrl, resilienceOptions(config), clock)),
+  'camara-sim-swap': ({ id, baseUrl, key, secret, tokenUrl }, config, clock) =>
+    new CamaraSimSwapAdapter(
+      { key, secret },
+      new ResilientUpstream(id, baseUrl, resilienceOptions(config), clock),
+      new ResilientUpstream(id, tokenUrl, resilienceOptions(config), clock),
+    ),
 };
 
 function createAdapter(entry: ProviderEntry, config: AppConfig, clock: Clock): LookupProvider {

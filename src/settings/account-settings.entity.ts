@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { bigintToNumber } from '../common/bigint.transformer';
+import type { StoredCheckOptions } from '../checks/check-options';
 import type { StoredRiskSettings } from './risk-settings';
 
 @Entity('account_settings')
@@ -40,6 +41,10 @@ export class AccountSettings {
   /** The account's tuning of the risk verdict (src/settings/risk-settings.ts): the thresholds it set, its destination adjustments. */
   @Column({ name: 'risk_settings', type: 'jsonb', default: () => "'{}'" })
   riskSettings: StoredRiskSettings;
+
+  /** The options of checks the account set (`{ <check>: { <option>: value } }`); the defaults are each check's definition's (src/checks/). */
+  @Column({ name: 'check_options', type: 'jsonb', default: () => "'{}'" })
+  checkOptions: StoredCheckOptions;
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;

@@ -7,6 +7,7 @@ import { ApiErrors, CUSTOMER_API_ERRORS } from '../common/api-errors.decorator';
 import { SettingsDto, UpdateSettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsService } from './settings.service';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
+import { checkOptionsOf } from '../checks/check-options';
 import { DEFAULT_RISK_THRESHOLDS } from './risk-settings';
 
 /*
@@ -24,6 +25,7 @@ const CHECKS_TABLE = '{{checks.table}}';
 const DEFAULT_CHECKS = Object.fromEntries(BUILT_IN_CHECKS.map((check) => [check.name, check.defaultEnabled]));
 const ALL_CHECKS = Object.fromEntries(BUILT_IN_CHECKS.map((check) => [check.name, true]));
 const DEFAULT_COST = BUILT_IN_CHECKS.filter((check) => check.defaultEnabled).reduce((sum, check) => sum + check.price.default, 0);
+const DEFAULT_CHECK_OPTIONS = checkOptionsOf(BUILT_IN_CHECKS, {});
 const ALL_COST = BUILT_IN_CHECKS.reduce((sum, check) => sum + check.price.default, 0);
 /** The first check that is off by default: the example of turning one on. */
 const OFF_BY_DEFAULT = BUILT_IN_CHECKS.find((check) => !check.defaultEnabled)!;
@@ -39,10 +41,11 @@ const SETTINGS_EXAMPLES = {
       low_balance_threshold: null,
       webhook_url: null,
       risk: { thresholds: DEFAULT_RISK_THRESHOLDS, destinations: {} },
+      check_options: DEFAULT_CHECK_OPTIONS,
     },
   },
   allChecks: {
-    summary: 'All three checks on, a daily cap and a low-balance alert',
+    summary: 'Every check on, a daily cap, a low-balance alert and a 72-hour SIM swap window',
     value: {
       checks: ALL_CHECKS,
       cost_per_call: ALL_COST,
@@ -51,6 +54,7 @@ const SETTINGS_EXAMPLES = {
       low_balance_threshold: 1000,
       webhook_url: 'https://example.com/hooks/phone-filter',
       risk: { thresholds: { ...DEFAULT_RISK_THRESHOLDS, block_score: 80 }, destinations: { CU: 0, '+88213': 100 } },
+      check_options: { ...DEFAULT_CHECK_OPTIONS, sim_swap: { window_hours: 72 } },
     },
   },
 };
@@ -74,9 +78,9 @@ export class SettingsController {
 
   @Patch()
   @ApiOperation({
-    summary: 'Turn checks on or off; set the daily spending cap, the low-balance alert and the webhook URL.',
+    summary: 'Turn checks on or off, set their options; set the daily spending cap, the low-balance alert and the webhook URL.',
     description:
-      'Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold` and `webhook_url` ' +
+      'Send any subset of the checks and of `daily_credit_limit`, `low_balance_threshold`, `webhook_url`, `risk` and `check_options` ' +
       '(null clears one); the rest keep their value. Unknown keys or wrong types: 400 INVALID_REQUEST. Disabling every ' +
       'check is allowed; /filter then answers 400. Answers the full settings, with the new `cost_per_call`.\n\n' +
       CHECKS_TABLE,
@@ -85,13 +89,14 @@ export class SettingsController {
     type: UpdateSettingsDto,
     examples: {
       [`enable${pascalCase(OFF_BY_DEFAULT.name)}`]: { summary: `Turn on the ${OFF_BY_DEFAULT.title} check`, value: { checks: { [OFF_BY_DEFAULT.name]: true } } },
-      allChecks: { summary: 'All three checks', value: { checks: ALL_CHECKS } },
+      allChecks: { summary: 'Every check', value: { checks: ALL_CHECKS } },
       networkOnly: { summary: 'Back to the default', value: { checks: DEFAULT_CHECKS } },
       controls: {
         summary: 'A daily cap of 5,000 credits and an alert below 1,000',
         value: { daily_credit_limit: 5000, low_balance_threshold: 1000, webhook_url: 'https://example.com/hooks/phone-filter' },
       },
       clearCap: { summary: 'No daily cap', value: { daily_credit_limit: null } },
+      simSwapWindow: { summary: 'SIM swap: a change within 72 hours counts (docs/api.md "SIM swap")', value: { check_options: { sim_swap: { window_hours: 72 } } } },
       risk: { summary: 'Tune the risk verdict (docs/sms-pumping.md)', value: { risk: { thresholds: { block_score: 80 }, destinations: { CU: 0, '+88213': 100 } } } },
     },
   })

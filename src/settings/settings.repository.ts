@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { AccountSettings } from './account-settings.entity';
+import type { CheckOptionsChange } from '../checks/check-options';
 import type { RiskSettingsChange } from './risk-settings';
 
 export type AccountControls = Pick<AccountSettings, 'dailyCreditLimit' | 'lowBalanceThreshold' | 'webhookUrl'>;
@@ -43,6 +44,7 @@ export class SettingsRepository {
     checks: Readonly<Record<string, boolean>>,
     controls: Partial<AccountControls>,
     risk: RiskSettingsChange = {},
+    checkOptions: CheckOptionsChange = {},
   ): Promise<void> {
     const on = Object.keys(checks).filter((name) => checks[name]);
     const off = Object.keys(checks).filter((name) => !checks[name]);
@@ -74,6 +76,18 @@ export class SettingsRepository {
                   updated_at = now()
             WHERE account_id = $1`,
           [accountId, JSON.stringify(risk.thresholds ?? {}), JSON.stringify(risk.destinations ?? {})],
+        );
+      }
+      for (const [check, options] of Object.entries(checkOptions)) {
+        // Merged per check in the statement (a null removes the option, an emptied check goes):
+        // concurrent changes of different options both hold.
+        await this.txHost.tx.query(
+          `UPDATE account_settings
+              SET check_options = jsonb_strip_nulls(check_options || jsonb_build_object($2::text,
+                    NULLIF(jsonb_strip_nulls(COALESCE(check_options->$2, '{}'::jsonb) || $3::jsonb), '{}'::jsonb))),
+                  updated_at = now()
+            WHERE account_id = $1`,
+          [accountId, check, JSON.stringify(options)],
         );
       }
     });

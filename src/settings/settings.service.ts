@@ -7,8 +7,10 @@ import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { checksOffered } from '../config/upstream-adapters';
 import { CheckRegistry } from '../checks/check-registry';
+import type { CheckOptions } from '../checks/check-definition';
+import { checkOptionsChangeProblems, checkOptionsOf, type CheckOptionsChange } from '../checks/check-options';
 import { EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
-import { knowCheckNames, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
+import { knowCheckNames, knowCheckOptions, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
 import { SettingsRepository } from './settings.repository';
 import { AccountRiskSettings, effectiveRiskSettings, riskChangeProblems, RiskSettingsChange, thresholdOrderProblem } from './risk-settings';
 
@@ -20,14 +22,18 @@ export interface SettingsChanges {
   webhook_url?: string | null;
   /** The risk verdict's thresholds and destination adjustments (src/settings/risk-settings.ts). */
   risk?: RiskSettingsChange;
+  /** Options of checks that declare them (`{ <check>: { <option>: value } }`); null goes back to an option's default. */
+  check_options?: CheckOptionsChange;
 }
 
 /** The setting names a change may carry, for messages. */
-const CHANGEABLE = 'checks, daily_credit_limit, low_balance_threshold, webhook_url, risk';
+const CHANGEABLE = 'checks, daily_credit_limit, low_balance_threshold, webhook_url, risk, check_options';
 
 export interface AccountChecks {
   checks: EnabledChecks;
   cost: number;
+  /** The option values of every check that declares options (the account's, else the defaults): lookups ask with them. */
+  options: CheckOptions;
 }
 
 /** What the request path reads of an account's settings, cached together (one read for both). */
@@ -53,7 +59,7 @@ export class SettingsService {
     load: (accountId) =>
       this.txHost.withoutTransaction(async () => {
         const settings = await this.load(accountId);
-        return { checks: settings.checks, cost: settings.cost_per_call, risk: settings.risk };
+        return { checks: settings.checks, cost: settings.cost_per_call, risk: settings.risk, options: settings.check_options };
       }),
   });
 
@@ -68,6 +74,7 @@ export class SettingsService {
     private readonly registry: CheckRegistry,
   ) {
     knowCheckNames(registry.names());
+    knowCheckOptions(registry.all());
     this.offered = new Set([
       ...checksOffered(config.provider.upstreams.map((upstream) => upstream.adapter)),
       ...registry.names().filter((name) => registry.adapterOf(name) !== undefined),
@@ -112,7 +119,7 @@ export class SettingsService {
    */
   async update(accountId: string, changes: SettingsChanges): Promise<SettingsDto> {
     this.checkChanges(changes);
-    const { checks = {}, daily_credit_limit, low_balance_threshold, webhook_url, risk } = changes;
+    const { checks = {}, daily_credit_limit, low_balance_threshold, webhook_url, risk, check_options } = changes;
     if (risk?.thresholds !== undefined) {
       const problem = thresholdOrderProblem((await this.settings.findByAccount(accountId))?.riskSettings, risk);
       if (problem) throw new AppError('INVALID_REQUEST', `${problem}.`);
@@ -122,6 +129,7 @@ export class SettingsService {
       checks,
       { dailyCreditLimit: daily_credit_limit, lowBalanceThreshold: low_balance_threshold, webhookUrl: webhook_url },
       risk,
+      check_options,
     );
     // Inside a caller's transaction (AdminService) the caller also calls `forget` after the commit.
     this.cache.delete(accountId);
@@ -142,6 +150,10 @@ export class SettingsService {
     if (changes.webhook_url !== undefined && changes.webhook_url !== null) this.requirePublicUrl(changes.webhook_url);
     if (changes.risk !== undefined) {
       const problems = riskChangeProblems(changes.risk);
+      if (problems.length > 0) throw new AppError('INVALID_REQUEST', `${problems.join('; ')}.`);
+    }
+    if (changes.check_options !== undefined) {
+      const problems = checkOptionsChangeProblems(this.registry.all(), changes.check_options);
       if (problems.length > 0) throw new AppError('INVALID_REQUEST', `${problems.join('; ')}.`);
     }
   }
@@ -194,6 +206,7 @@ export class SettingsService {
       low_balance_threshold: row.lowBalanceThreshold,
       webhook_url: row.webhookUrl,
       risk: effectiveRiskSettings(row.riskSettings),
+      check_options: checkOptionsOf(this.registry.all(), row.checkOptions),
     };
   }
 

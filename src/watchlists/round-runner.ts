@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AccountsService } from '../accounts/accounts.service';
 import { CheckRegistry } from '../checks/check-registry';
+import type { CheckOptions } from '../checks/check-definition';
 import type { EnabledChecks } from '../checks/checks';
 import { provenanceOf } from '../checks/provenance';
 import { Clock, ClockTimer } from '../common/clock';
@@ -195,7 +196,8 @@ export class RoundRunner {
   ): Promise<ChargeRefusal | null> {
     const refused = await this.charge(claimed, lease, cost, pending);
     const paid = pending.filter((entry) => entry.chargeId !== null);
-    if (paid.length > 0) await this.checkAndRecord(lease, checks, cost, paid, state);
+    // The account's option values of now (the SIM swap window): asked with them, compared as answered.
+    if (paid.length > 0) await this.checkAndRecord(lease, checks, cost, (await this.accountSettings.checksFor(claimed.accountId)).options, paid, state);
     return refused;
   }
 
@@ -226,7 +228,14 @@ export class RoundRunner {
     return refusedBy;
   }
 
-  private async checkAndRecord(lease: RoundLease, checks: EnabledChecks, cost: number, paid: PendingEntry[], state: { lost: boolean }): Promise<void> {
+  private async checkAndRecord(
+    lease: RoundLease,
+    checks: EnabledChecks,
+    cost: number,
+    checkOptions: CheckOptions,
+    paid: PendingEntry[],
+    state: { lost: boolean },
+  ): Promise<void> {
     const outcome: RoundOutcome = { answered: [], failed: [] };
     await Promise.all(
       paid.map((entry) =>
@@ -234,7 +243,7 @@ export class RoundRunner {
           // The lease is gone: another worker may be looking this number up now.
           if (state.lost) return;
           try {
-            const report = await this.lookups.lookUp(entry.phone, checks, { maxAgeSeconds: 0, lane: 'batch' });
+            const report = await this.lookups.lookUp(entry.phone, checks, { maxAgeSeconds: 0, lane: 'batch', checkOptions });
             const result = this.registry.toReportedAnswer(report);
             const answeredBy = provenanceOf(report.answers);
             // Each change carries the origin of its new value: the provider and time of the check that produced the field.

@@ -20,7 +20,7 @@ describe('the generated documentation (npm run docs; CI fails when it is stale, 
   });
 
   it('is stale when a check is added, in every list of checks', () => {
-    const extra = { ...BUILT_IN_CHECKS[0], name: 'sim_swap', title: 'SIM Swap', price: { variable: 'PRICE_SIM_SWAP', default: 3 }, cacheTtlSeconds: { variable: 'CACHE_TTL_SIM_SWAP_SECONDS', default: 600 } };
+    const extra = { ...BUILT_IN_CHECKS[0], name: 'roaming', title: 'Roaming', price: { variable: 'PRICE_ROAMING', default: 3 }, cacheTtlSeconds: { variable: 'CACHE_TTL_ROAMING_SECONDS', default: 600 } };
     expect(staleFiles(ROOT, docSources([...BUILT_IN_CHECKS, extra]))).toEqual(['.env.example', 'docs/api.md', 'docs/behaviour.md', 'docs/operations.md']);
   });
 

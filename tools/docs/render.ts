@@ -4,6 +4,7 @@ import { BUILT_IN_CHECKS } from '../../src/checks/built-in-checks';
 import type { CheckDefinition } from '../../src/checks/check-definition';
 import { CheckRegistry } from '../../src/checks/check-registry';
 import { fieldsItFills } from '../../src/checks/checks-openapi';
+import { checkOptionsOf } from '../../src/checks/check-options';
 import { environmentReference, ReferenceSection, ReferenceVariable } from '../../src/config/environment-reference';
 import { providerEnvPrefix } from '../../src/config/lookup-providers';
 import { UPSTREAM_ADAPTERS, UpstreamAdapter } from '../../src/config/upstream-adapters';
@@ -136,7 +137,7 @@ function checksTable({ checks }: DocSources, _arg: string | undefined, file: str
 function settingsExample({ checks }: DocSources): string {
   // Every threshold with its default, as the answer has them: the README test parses this line as JSON.
   const thresholds = JSON.stringify(Object.fromEntries(RISK_THRESHOLDS.map((threshold) => [threshold.name, threshold.default])));
-  const rest = `"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…","risk":{"thresholds":${thresholds},"destinations":{}}`;
+  const rest = `"daily_credit_limit":null,"low_balance_threshold":null,"webhook_url":null,"webhook_secret":"whsec_…","risk":{"thresholds":${thresholds},"destinations":{}},"check_options":${JSON.stringify(checkOptionsOf(checks, {}))}`;
   const answer = (on: (check: CheckDefinition) => boolean) =>
     `# {"checks":${JSON.stringify(Object.fromEntries(checks.map((check) => [check.name, on(check)])))},"cost_per_call":${sum(checks.filter(on).map((check) => check.price.default))},${rest}}`;
   const turnedOn = Object.fromEntries(checks.filter((check) => !check.defaultEnabled).map((check) => [check.name, true]));
@@ -165,28 +166,30 @@ function watchedFields({ checks }: DocSources): string {
 
 function adaptersTable({ adapters }: DocSources, _arg: string | undefined, file: string): string {
   const rows = adapters.map((adapter) => {
-    const { url, key, secret } = adapter.settings;
+    const { url, key, secret, tokenUrl } = adapter.settings as UpstreamAdapter['settings'];
     return [
       code(adapter.name),
       adapter.guide ? `${adapter.summary} ([its page](${link(adapter.guide, file)}))` : adapter.summary,
       adapter.checks.map(code).join(', '),
-      url ? code(url.default) : 'not used',
+      url ? (url.default ? code(url.default) : 'required (no public default)') : 'not used',
       key ? `required: ${key}` : 'not used',
       secret ? `required: ${secret}` : 'not used',
+      tokenUrl ? `required: ${tokenUrl}` : 'not used',
     ];
   });
-  return table(['adapter (`<ID>_ADAPTER`, `PROVIDER`)', 'what it is', 'checks it answers', '`<ID>_URL` (default)', '`<ID>_KEY`', '`<ID>_SECRET`'], rows);
+  return table(['adapter (`<ID>_ADAPTER`, `PROVIDER`)', 'what it is', 'checks it answers', '`<ID>_URL` (default)', '`<ID>_KEY`', '`<ID>_SECRET`', '`<ID>_TOKEN_URL`'], rows);
 }
 
 function adapterSettings({ adapters }: DocSources, name: string | undefined): string {
   const adapter = adapters.find((known) => known.name === name);
   if (!adapter) throw new GeneratedRegionError(`the region "adapter" names an adapter of src/config/upstream-adapters.ts (${adapters.map((known) => known.name).join(', ')}), not "${name}"`);
   const prefix = providerEnvPrefix(adapter.name);
-  const { url, key, secret } = adapter.settings;
+  const { url, key, secret, tokenUrl } = adapter.settings as UpstreamAdapter['settings'];
   const rows = [
-    ...(url ? [['`<ID>_URL`', `optional, default ${code(url.default)}`]] : []),
+    ...(url ? [['`<ID>_URL`', url.default ? `optional, default ${code(url.default)}` : 'required: the API root (no public default)']] : []),
     ...(key ? [['`<ID>_KEY`', `required: ${key}`]] : []),
     ...(secret ? [['`<ID>_SECRET`', `required: ${secret}`]] : []),
+    ...(tokenUrl ? [['`<ID>_TOKEN_URL`', `required: ${tokenUrl}`]] : []),
   ];
   return [
     `Configure it with \`<ID>_ADAPTER=${adapter.name}\` for a provider id of \`LOOKUP_PROVIDERS\`, or with \`PROVIDER=${adapter.name}\``,

@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { NetworkSituation, portedCarrier, TestNumberRule } from '../../src/provider/adapters/test-numbers';
+import { NetworkSituation, portedCarrier, simSwapHoursAgo, TestNumberRule } from '../../src/provider/adapters/test-numbers';
 import { LineStatusWord, twilioLineType, TwilioLookupErrorCode } from '../../src/provider/adapters/twilio-lookup.protocol';
 import { describeNumber, originalCarrier } from '../../src/provider/numbering/numbering-plan';
 import { mccmnc } from '../upstream-simulator/answers';
@@ -27,7 +27,7 @@ export const FAILING_NUMBER_ERROR_CODE: TwilioLookupErrorCode = 60608;
 
 /** What one answer needs besides the number: the package asked for and how to play it. */
 export interface TwilioAnswerPlan {
-  fields: 'line_status' | 'line_type_intelligence' | null;
+  fields: 'line_status' | 'line_type_intelligence' | 'sim_swap' | null;
   rule: TestNumberRule | null;
   /** An error_code in the package instead of its data. */
   errorCode: number | null;
@@ -37,7 +37,14 @@ export interface TwilioAnswerPlan {
   valid: boolean | null;
   /** A word outside the documented vocabulary. */
   unknownWord: boolean;
+  /** SIM Swap without the date (as in countries whose rules keep it back): only whether it changed within SIM_SWAP_PERIOD. */
+  simSwapDateWithheld?: boolean;
+  /** Now, for the SIM change dates (the simulator's clock). */
+  now?: Date;
 }
+
+/** The period Twilio's SIM Swap answers `swapped_in_period` over, as the simulator plays it. */
+export const SIM_SWAP_PERIOD = { iso: 'PT24H', hours: 24 } as const;
 
 export async function phoneNumberResource(e164: string, plan: TwilioAnswerPlan): Promise<Record<string, unknown>> {
   const facts = describeNumber(e164);
@@ -52,11 +59,34 @@ export async function phoneNumberResource(e164: string, plan: TwilioAnswerPlan):
     validation_errors: valid ? [] : ['INVALID_BUT_POSSIBLE'],
     line_status: null,
     line_type_intelligence: null,
+    sim_swap: null,
     url: `https://lookups.twilio.com/v2/PhoneNumbers/${e164}`,
   };
   if (plan.noData || plan.fields === null || (!facts.validForPlan && plan.valid === null)) return answer;
   const failed = plan.rule?.kind === 'failure';
   const errorCode = plan.errorCode ?? (failed ? FAILING_NUMBER_ERROR_CODE : null);
+  if (plan.fields === 'sim_swap') {
+    if (errorCode !== null) {
+      answer.sim_swap = { last_sim_swap: null, carrier_name: null, mobile_country_code: null, mobile_network_code: null, error_code: errorCode };
+      return answer;
+    }
+    const hoursAgo = simSwapHoursAgo(e164);
+    const changedAt = new Date((plan.now ?? new Date()).getTime() - hoursAgo * 3_600_000);
+    const carrier = await originalCarrier(e164);
+    const codes = mccmnc(facts.region, carrier);
+    answer.sim_swap = {
+      last_sim_swap: {
+        last_sim_swap_date: plan.simSwapDateWithheld ? null : plan.unknownWord ? 'last tuesday' : changedAt.toISOString(),
+        swapped_period: SIM_SWAP_PERIOD.iso,
+        swapped_in_period: hoursAgo <= SIM_SWAP_PERIOD.hours,
+      },
+      carrier_name: carrier,
+      mobile_country_code: codes.mcc,
+      mobile_network_code: codes.mnc,
+      error_code: null,
+    };
+    return answer;
+  }
   if (plan.fields === 'line_status') {
     const status = plan.unknownWord ? 'dormant' : plan.rule && plan.rule.kind !== 'failure' ? LINE_STATUS_FOR[plan.rule.situation] : 'unknown';
     answer.line_status = errorCode !== null ? { status: null, error_code: errorCode } : { status, error_code: null };

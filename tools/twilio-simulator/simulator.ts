@@ -9,7 +9,7 @@ import { FAILING_NUMBER_ERROR_CODE, phoneNumberResource } from './answers';
 
 /**
  * A stand-in for Twilio Lookup v2 (docs/upstream-twilio-lookup.md): `GET /v2/PhoneNumbers/{number}`
- * with HTTP Basic, the Line Status and Line Type Intelligence packages answered by the shared
+ * with HTTP Basic, the Line Status, Line Type Intelligence and SIM Swap packages answered by the shared
  * test-number table (docs/api.md, every one of the five line statuses: answers.ts), Twilio's own
  * error codes, and the same fault knobs as the hlr-lookups simulator.
  */
@@ -63,6 +63,8 @@ export interface TwilioSimulatorOptions {
   rateLimit: { requests: number; windowSeconds: number } | null;
   /** The account may look up Canadian numbers' line type; when false, they answer error 60601, as Twilio does without the CLNPC's authorization. */
   canadaAuthorized: boolean;
+  /** SIM Swap answers without the date (only whether the SIM changed within 24 hours), as where the operator may not tell it. */
+  simSwapDateWithheld: boolean;
 }
 
 export const TWILIO_SIMULATOR_DEFAULTS: Readonly<TwilioSimulatorOptions> = {
@@ -79,6 +81,7 @@ export const TWILIO_SIMULATOR_DEFAULTS: Readonly<TwilioSimulatorOptions> = {
   giantBytes: 256 * 1024 * 1024,
   rateLimit: null,
   canadaAuthorized: true,
+  simSwapDateWithheld: false,
 };
 
 export interface TwilioSimulator {
@@ -131,19 +134,20 @@ export async function startTwilioSimulator(options: Partial<TwilioSimulatorOptio
     if (fault === 'http-429') return fail(response, 429, { 'Retry-After': '1' });
     if (fault?.startsWith('http-')) return fail(response, Number(fault.slice('http-'.length)));
     const facts = describeNumber(e164);
-    const check = fields === 'line_type_intelligence' ? 'line_type' : 'network_status';
+    const check = fields === 'line_type_intelligence' ? 'line_type' : fields === 'sim_swap' ? 'sim_swap' : 'network_status';
     const rule = facts.validForPlan ? testNumbers.rule(e164, check) : null;
     if (rule?.kind === 'slow' && !(await wait(rule.delayMs, response))) return;
     if (fault === 'slow' && !(await wait(settings.slowMs, response))) return;
 
     const unauthorizedCanada = fields === 'line_type_intelligence' && facts.region === 'CA' && !settings.canadaAuthorized;
     const answer = await phoneNumberResource(e164, {
-      fields: fields === 'line_status' || fields === 'line_type_intelligence' ? fields : null,
+      fields: fields === 'line_status' || fields === 'line_type_intelligence' || fields === 'sim_swap' ? fields : null,
       rule,
       errorCode: fault === 'error-code' ? FAILING_NUMBER_ERROR_CODE : fault?.startsWith('error-') ? Number(fault.slice('error-'.length)) : unauthorizedCanada ? 60601 : null,
       noData: fault === 'no-coverage' || fault === 'invalid-verdict-no-data',
       valid: fault === 'invalid-verdict' || fault === 'invalid-verdict-no-data' ? false : null,
       unknownWord: fault === 'unknown-word',
+      simSwapDateWithheld: settings.simSwapDateWithheld,
     });
     if (fault === 'wrong-type') answer.valid = 'yes';
     if (fault === 'giant' || fault === 'drip') {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { CheckOptionsDto } from '../../settings/dto/settings.dto';
 
 export class CreatedAccountDto {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -22,6 +23,7 @@ export class AccountSettingsDto {
   @ApiProperty({ type: Number, nullable: true, example: 5000, description: 'Credits per UTC day; null: no cap.' }) daily_credit_limit: number | null;
   @ApiProperty({ type: Number, nullable: true, example: 1000, description: 'balance.low below this; null: no alert.' }) low_balance_threshold: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'https://example.com/hooks/phone-filter' }) webhook_url: string | null;
+  @ApiProperty({ type: CheckOptionsDto, description: "Each check's options as they apply to the account (set, or the default)." }) check_options: CheckOptionsDto;
 }
 
 export class KeySummaryDto {

@@ -84,9 +84,17 @@ export abstract class HttpUpstreamAdapter extends LookupProvider implements Upst
    * transport's, the answer's, the mapping's) tallied once under `endpoint` (a name that never holds
    * the number: a path, a package) and thrown again.
    */
-  protected async call<A, R>(lane: Lane, endpoint: string, request: UpstreamRequest, schema: z.ZodType<A>, map: (answer: A) => R): Promise<R> {
+  protected async call<A, R>(
+    lane: Lane,
+    endpoint: string,
+    request: UpstreamRequest,
+    schema: z.ZodType<A>,
+    map: (answer: A) => R,
+    /** Another endpoint of the same provider with its own address (an OAuth2 token endpoint); the upstream's own by default. */
+    via: ResilientUpstream = this.upstream,
+  ): Promise<R> {
     try {
-      const answer = await this.upstream.exchange(lane, request, (response) => this.parse(endpoint, schema, this.read(endpoint, response)));
+      const answer = await via.exchange(lane, request, (response) => this.parse(endpoint, schema, this.read(endpoint, response)));
       return map(answer);
     } catch (error) {
       if (error instanceof ProviderUnavailableError) this.tally.addFailure(endpoint, error instanceof UpstreamFailure ? error.kind : error.reason);

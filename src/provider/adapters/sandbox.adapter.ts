@@ -1,11 +1,12 @@
 import { Logger, OnApplicationBootstrap } from '@nestjs/common';
-import type { CheckAnswer, FieldValue } from '../../checks/check-definition';
+import type { CheckAnswer, CheckOptionValues, FieldValue } from '../../checks/check-definition';
 import { upstreamAdapter, type ChecksOf } from '../../config/upstream-adapters';
 import { Clock, SystemClock } from '../../common/clock';
 import { answeredNow, Lane, LookupProvider, notOffered, Upstream } from '../port/lookup-provider';
 import { ProviderUnavailableError } from '../port/upstream-failure';
 import { describeNumber, originalCarrier } from '../numbering/numbering-plan';
-import { portedCarrier, statusOf, TestNumberRule, TestNumberTable } from './test-numbers';
+import { portedCarrier, simSwapHoursAgo, statusOf, TestNumberRule, TestNumberTable } from './test-numbers';
+import { simSwapFields, windowHoursOf } from './sim-swap-fields';
 import { ProviderAttempts } from '../port/provider-attempts';
 
 type NetworkRule = Exclude<TestNumberRule, { kind: 'failure' }>;
@@ -41,10 +42,10 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   }
 
   /** One check's record: the status reason is the test number's situation (its own vocabulary); no network codes (null). */
-  answer(check: string, e164: string, _lane?: Lane): Promise<CheckAnswer> {
+  answer(check: string, e164: string, _lane?: Lane, options: CheckOptionValues = {}): Promise<CheckAnswer> {
     return this.attempts.time(check, async () => {
       if (!this.offers(check)) throw notOffered(`provider ${this.provider}`, check);
-      const fields = await this.answers[check as ChecksOf<'sandbox'>](e164, check);
+      const fields = await this.answers[check as ChecksOf<'sandbox'>](e164, check, options);
       return answeredNow(check, this.provider, fields, this.clock.date());
     });
   }
@@ -54,7 +55,7 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
   }
 
   /** One answer per check it offers (the descriptor's list: the compiler holds the two together). */
-  private readonly answers: Record<ChecksOf<'sandbox'>, (e164: string, check: string) => Promise<Record<string, FieldValue>>> = {
+  private readonly answers: Record<ChecksOf<'sandbox'>, (e164: string, check: string, options: CheckOptionValues) => Promise<Record<string, FieldValue>>> = {
     network_status: async (e164, check) => {
       const rule = await this.networkRule(e164, check);
       // A number assigned to no subscriber has no operator serving it (as hlr-lookups' INVALID_MSISDN answers).
@@ -69,6 +70,11 @@ export class SandboxAdapter extends LookupProvider implements Upstream, OnApplic
       const rule = await this.networkRule(e164, check);
       const carrier = rule ? await this.currentCarrier(e164, rule.isPorted) : null;
       return { is_ported: rule?.isPorted ?? false, carrier, mcc: null, mnc: null };
+    },
+    sim_swap: async (e164, check, options) => {
+      await this.networkRule(e164, check);
+      const now = this.clock.date();
+      return simSwapFields({ lastChangeAt: new Date(now.getTime() - simSwapHoursAgo(e164) * 3_600_000) }, now, windowHoursOf(options));
     },
   };
 

@@ -115,3 +115,16 @@ export function portedCarrier(region: string | null, originalCarrier: string | n
   const candidates = [...(region ? (PORTED_TO_BY_REGION[region] ?? []) : []), ...PORTED_TO_FALLBACK];
   return candidates.find((name) => name.toLowerCase() !== originalCarrier?.toLowerCase()) ?? PORTED_TO_FALLBACK[0];
 }
+
+/**
+ * When a test number's SIM last changed, in hours before the lookup (docs/api.md, test numbers), shared
+ * by the sandbox and the SIM swap simulators: 0007 two hours ago, 0008 a hundred hours ago (within the
+ * default 168-hour window, outside a 72-hour one); any other number 4,000 hours ago (outside every
+ * window the check allows).
+ */
+export const SIM_SWAP_HOURS_AGO: Readonly<Record<string, number>> = { '0007': 2, '0008': 100 };
+export const SIM_SWAP_DEFAULT_HOURS_AGO = 4000;
+
+export function simSwapHoursAgo(number: string): number {
+  return SIM_SWAP_HOURS_AGO[number.slice(-4)] ?? SIM_SWAP_DEFAULT_HOURS_AGO;
+}

@@ -1,11 +1,12 @@
 import { Logger } from '@nestjs/common';
-import type { FieldValue } from '../../checks/check-definition';
+import type { CheckOptionValues, FieldValue } from '../../checks/check-definition';
 import type { ChecksOf } from '../../config/upstream-adapters';
 import type { Lane } from '../port/lookup-provider';
 import type { UpstreamRequest } from '../resilience/http-exchange';
 import { ResilientUpstream } from '../resilience/resilient-upstream';
 import { UpstreamFailure } from '../port/upstream-failure';
 import { ErrorWords, HttpUpstreamAdapter, logLine } from './http-upstream.adapter';
+import { durationHours, simSwapFields, windowHoursOf } from './sim-swap-fields';
 import {
   basicAuthorization,
   LINE_STATUSES,
@@ -33,14 +34,14 @@ const PING_NUMBER = '+14159929960';
 
 /**
  * Twilio Lookup v2 (docs/upstream-twilio-lookup.md): Line Status answers network_status, Line Type
- * Intelligence answers line_type (the checks its descriptor lists; the router never asks it for
- * portability). Every answer is checked against the schema (the base class); a package the upstream
+ * Intelligence answers line_type, SIM Swap answers sim_swap (the checks its descriptor lists; the
+ * router never asks it for portability). Every answer is checked against the schema (the base class); a package the upstream
  * has no data for, an error_code in it, or a word we do not know is a failure, never a guess.
  * Transport and resilience are the ResilientUpstream's it is given.
  */
 export class TwilioLookupAdapter extends HttpUpstreamAdapter {
   /** One data package per check it offers (the descriptor's list: the compiler holds the two together). */
-  private readonly packages: Record<ChecksOf<'twilio-lookup'>, (e164: string, lane: Lane) => Promise<Record<string, FieldValue>>> = {
+  private readonly packages: Record<ChecksOf<'twilio-lookup'>, (e164: string, lane: Lane, options: CheckOptionValues) => Promise<Record<string, FieldValue>>> = {
     network_status: (e164, lane) =>
       this.lookup(lane, e164, 'line_status', (answer) => {
         const info = this.packageOf(answer, 'line_status', (found) => typeof found.status === 'string');
@@ -55,6 +56,18 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
         if (lineType === undefined) throw this.unknownWord('line_type_intelligence.type', info.type);
         return { line_type: lineType };
       }),
+    sim_swap: (e164, lane, options) =>
+      this.lookup(lane, e164, 'sim_swap', (answer) => {
+        const info = this.packageOf(answer, 'sim_swap', (found) => !!found.last_sim_swap);
+        const swap = info.last_sim_swap ?? {};
+        const date = swap.last_sim_swap_date ?? null;
+        const lastChangeAt = date === null ? null : new Date(date);
+        if (lastChangeAt !== null && Number.isNaN(lastChangeAt.getTime())) throw this.unknownWord('sim_swap.last_sim_swap.last_sim_swap_date', date);
+        const periodHours = swap.swapped_period ? durationHours(swap.swapped_period) : undefined;
+        if (swap.swapped_period && periodHours === undefined) throw this.unknownWord('sim_swap.last_sim_swap.swapped_period', swap.swapped_period);
+        const period = periodHours !== undefined && typeof swap.swapped_in_period === 'boolean' ? { hours: periodHours, swapped: swap.swapped_in_period } : undefined;
+        return simSwapFields({ lastChangeAt, period }, this.upstream.clock.date(), windowHoursOf(options));
+      }),
   };
 
   constructor(
@@ -64,8 +77,8 @@ export class TwilioLookupAdapter extends HttpUpstreamAdapter {
     super('twilio-lookup', upstream, new Logger('TwilioLookupAdapter'));
   }
 
-  protected recordOf(check: string, e164: string, lane: Lane): Promise<Record<string, FieldValue>> {
-    return this.packages[check as ChecksOf<'twilio-lookup'>](e164, lane);
+  protected recordOf(check: string, e164: string, lane: Lane, options: CheckOptionValues): Promise<Record<string, FieldValue>> {
+    return this.packages[check as ChecksOf<'twilio-lookup'>](e164, lane, options);
   }
 
   /**

@@ -8,7 +8,7 @@ import { ConnectionStatus, LineType } from '../port/lookup.types';
  */
 
 /** The data packages we ask for, one per check. */
-export type PackageName = 'line_status' | 'line_type_intelligence';
+export type PackageName = 'line_status' | 'line_type_intelligence' | 'sim_swap';
 
 /** `GET /v2/PhoneNumbers/{E.164}?Fields=<package>`: one data package per request, one per check. */
 export function lookupPath(e164: string, fields?: PackageName): string {
@@ -35,6 +35,26 @@ export const lineTypeIntelligenceInfo = z.object({
 });
 
 /**
+ * The SIM Swap package: `last_sim_swap` with the date of the last change (where the operator's
+ * country allows it to be told), and whether the SIM changed within `swapped_period` (an ISO 8601
+ * duration, e.g. PT24H), with the carrier's codes.
+ */
+export const simSwapInfo = z.object({
+  last_sim_swap: z
+    .object({
+      last_sim_swap_date: text.nullable().optional(),
+      swapped_period: text.nullable().optional(),
+      swapped_in_period: z.boolean().nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  carrier_name: text.nullable().optional(),
+  mobile_country_code: text.nullable().optional(),
+  mobile_network_code: text.nullable().optional(),
+  error_code: nullableErrorCode,
+});
+
+/**
  * The phone-number resource. `valid` is Twilio's own validity verdict: read, never in place of our
  * numbering-plan check (see TWILIO_VALIDATION_ERRORS). A package asked for is an object, or null when
  * the upstream has no data for it (no coverage). Unknown extra fields are ignored.
@@ -48,6 +68,7 @@ export const phoneNumberAnswer = z.object({
   validation_errors: z.array(text).nullable().optional(),
   line_status: lineStatusInfo.nullable().optional(),
   line_type_intelligence: lineTypeIntelligenceInfo.nullable().optional(),
+  sim_swap: simSwapInfo.nullable().optional(),
 });
 export type PhoneNumberAnswer = z.infer<typeof phoneNumberAnswer>;
 

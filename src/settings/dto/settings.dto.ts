@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
+import type { CheckDefinition } from '../../checks/check-definition';
+import { checkOptionsChangeProblems } from '../../checks/check-options';
 import { closestField, OptionalNotNull } from '../../common/validation';
 import { RISK_THRESHOLDS, riskChangeProblems, type RiskThresholdName } from '../risk-settings';
 
@@ -74,6 +76,40 @@ function IsRiskChange(): PropertyDecorator {
   });
 }
 
+/**
+ * Every option of every check that declares options, as it applies to the account (set, or the
+ * default), by check then option. Its properties in the OpenAPI document come from the CheckRegistry
+ * (src/checks/checks-openapi.ts).
+ */
+export class CheckOptionsDto {
+  [check: string]: Record<string, number>;
+}
+
+/** A change of check options: any options of any checks; null goes back to the default. Documented from the registry. */
+export class CheckOptionsPatchDto {
+  [check: string]: Record<string, number | null>;
+}
+
+/** The checks with options the request layer knows: the built-in ones, and those registered at start-up (SettingsService adds them). */
+const knownOptionChecks: CheckDefinition[] = BUILT_IN_CHECKS.filter((check) => (check.options ?? []).length > 0);
+
+export function knowCheckOptions(checks: Iterable<CheckDefinition>): void {
+  for (const check of checks) {
+    if ((check.options ?? []).length > 0 && !knownOptionChecks.some((known) => known.name === check.name)) knownOptionChecks.push(check);
+  }
+}
+
+/** `check_options` names known checks and their declared options, each an integer within its bounds or null. */
+function IsCheckOptionsChange(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isCheckOptionsChange',
+    validator: {
+      validate: (value) => checkOptionsChangeProblems(knownOptionChecks, value).length === 0,
+      defaultMessage: (args) => checkOptionsChangeProblems(knownOptionChecks, args?.value).join('; '),
+    },
+  });
+}
+
 export class SettingsDto {
   @ApiProperty({ type: ChecksDto })
   checks: ChecksDto;
@@ -115,6 +151,12 @@ export class SettingsDto {
 
   @ApiProperty({ type: RiskSettingsDto, description: 'The risk verdict\'s tuning (POST /api/v1/risk): its thresholds and destination adjustments. docs/sms-pumping.md.' })
   risk: RiskSettingsDto;
+
+  @ApiProperty({
+    type: CheckOptionsDto,
+    description: "Each check's options as they apply to the account (set, or the default), by check: the SIM swap check's window (docs/api.md \"SIM swap\").",
+  })
+  check_options: CheckOptionsDto;
 }
 
 export class WebhookSecretRotationDto {
@@ -192,6 +234,14 @@ export class AccountControlsPatchDto {
   @IsOptional() @IsString() @MaxLength(2048)
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'webhook_url must be an http or https URL' })
   webhook_url?: string | null;
+
+  @ApiPropertyOptional({
+    type: CheckOptionsPatchDto,
+    description: "Options of checks, by check then option (each one's bounds: CheckOptionsDto); null goes back to the default. Unknown options or values out of bounds: 400 naming them.",
+    example: { sim_swap: { window_hours: 72 } },
+  })
+  @OptionalNotNull() @IsObject() @IsCheckOptionsChange()
+  check_options?: CheckOptionsPatchDto;
 }
 
 export class UpdateSettingsDto extends AccountControlsPatchDto {
