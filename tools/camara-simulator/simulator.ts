@@ -25,7 +25,7 @@ export const CAMARA_FAULTS = [
   'date-withheld-unmonitored',
   /** `latestSimChange` without a time zone (the API requires one). */
   'no-time-zone',
-  /** `swapped` of the wrong type. */
+  /** `latestSimChange` a number, `swapped` a string: fields of the wrong type. */
   'wrong-type',
   'partial', 'slow', 'giant', 'drip',
 ] as const;
@@ -205,7 +205,7 @@ export async function startCamaraSimulator(options: Partial<CamaraSimulatorOptio
       answer = { latestSimChange: null, monitoredPeriod: settings.monitoredPeriodDays };
     } else {
       const changedAt = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
-      answer = { latestSimChange: fault === 'no-time-zone' ? changedAt.slice(0, -1) : changedAt };
+      answer = { latestSimChange: fault === 'no-time-zone' ? changedAt.slice(0, -1) : fault === 'wrong-type' ? Date.parse(changedAt) : changedAt };
     }
     if (fault === 'giant' || fault === 'drip') {
       stats.byStatus[200] = (stats.byStatus[200] ?? 0) + 1;

@@ -90,12 +90,12 @@ export class CheckOptionsPatchDto {
   [check: string]: Record<string, number | null>;
 }
 
-/** The checks with options the request layer knows: the built-in ones, and those registered at start-up (SettingsService adds them). */
-const knownOptionChecks: CheckDefinition[] = BUILT_IN_CHECKS.filter((check) => (check.options ?? []).length > 0);
+/** The checks (and the options each declares) the request layer knows: the built-in ones, and those registered at start-up (SettingsService adds them). */
+const knownOptionChecks: CheckDefinition[] = [...BUILT_IN_CHECKS];
 
 export function knowCheckOptions(checks: Iterable<CheckDefinition>): void {
   for (const check of checks) {
-    if ((check.options ?? []).length > 0 && !knownOptionChecks.some((known) => known.name === check.name)) knownOptionChecks.push(check);
+    if (!knownOptionChecks.some((known) => known.name === check.name)) knownOptionChecks.push(check);
   }
 }
 
