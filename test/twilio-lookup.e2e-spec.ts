@@ -179,6 +179,7 @@ describe('Twilio Lookup v2 adapter against its simulator', () => {
         valid: true,
         validation_errors: [],
         line_status: null,
+        sim_swap: null,
         // Ported away from Three: the carrier serving it now.
         line_type_intelligence: { type: 'mobile', carrier_name: 'EE', mobile_country_code: '234', mobile_network_code: '30', error_code: null },
         url: 'https://lookups.twilio.com/v2/PhoneNumbers/+447400120002',
