@@ -1124,6 +1124,7 @@ export interface components {
             /** @description The options of SIM Swap (`sim_swap`). */
             sim_swap: {
                 /**
+                 * Format: int32
                  * @description `sim_swapped` is true when the SIM changed within this many hours before the lookup (1 to 2400, the longest period the operators' CAMARA SimSwap API checks). Default 168.
                  * @example 168
                  */
@@ -1134,6 +1135,7 @@ export interface components {
             /** @description The options of SIM Swap (`sim_swap`). */
             sim_swap?: {
                 /**
+                 * Format: int32
                  * @description `sim_swapped` is true when the SIM changed within this many hours before the lookup (1 to 2400, the longest period the operators' CAMARA SimSwap API checks). Default 168.
                  * @example 168
                  */

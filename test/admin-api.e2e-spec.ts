@@ -169,7 +169,13 @@ describe('admin API /admin/v1', () => {
         balance: 42,
         disabled: false,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
-        settings: { checks: { network_status: true, line_type: false, portability: false }, daily_credit_limit: null, low_balance_threshold: null, webhook_url: null },
+        settings: {
+          checks: { network_status: true, line_type: false, portability: false, sim_swap: false },
+          daily_credit_limit: null,
+          low_balance_threshold: null,
+          webhook_url: null,
+          check_options: { sim_swap: { window_hours: 168 } },
+        },
         keys: [
           { id: expect.any(String), prefix: account.apiKey.slice(0, 12), status: 'active', created_at: expect.any(String), last_used_at: expect.any(String) },
           { id: second.id, prefix: second.prefix, status: 'active', created_at: expect.any(String), last_used_at: null },

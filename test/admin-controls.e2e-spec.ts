@@ -98,10 +98,11 @@ describe('the admin side of the customer controls', () => {
         .send({ daily_credit_limit: 40, low_balance_threshold: 10, webhook_url: 'https://example.com/hooks' })
         .expect(200);
       expect(res.body.settings).toEqual({
-        checks: { network_status: true, line_type: false, portability: false },
+        checks: { network_status: true, line_type: false, portability: false, sim_swap: false },
         daily_credit_limit: 40,
         low_balance_threshold: 10,
         webhook_url: 'https://example.com/hooks',
+        check_options: { sim_swap: { window_hours: 168 } },
       });
       expect((await admin().get('/api/v1/settings').set(account.auth).expect(200)).body).toMatchObject({ daily_credit_limit: 40, low_balance_threshold: 10 });
       await admin().patch(`/admin/v1/accounts/${account.id}/settings`).set(ADMIN).send({ daily_credit_limit: null }).expect(200);

@@ -45,7 +45,7 @@ export function describeChecks(document: OpenAPIObject, registry: CheckRegistry)
     properties: Object.fromEntries(
       check.options!.map((option) => [
         option.name,
-        { type: 'integer', minimum: option.min, maximum: option.max, example: option.default, ...(patch ? { nullable: true } : {}), description: `${option.description} Default ${option.default}.` },
+        { type: 'integer', format: 'int32', minimum: option.min, maximum: option.max, example: option.default, ...(patch ? { nullable: true } : {}), description: `${option.description} Default ${option.default}.` },
       ]),
     ),
   });
