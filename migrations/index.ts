@@ -23,7 +23,7 @@ import { BulkCsvLayoutPerJob1765100000000 } from './1765100000000-BulkCsvLayoutP
 import { WatchlistEntriesPageIndex1765150000000 } from './1765150000000-WatchlistEntriesPageIndex';
 import { RiskVerdicts1765500000000 } from './1765500000000-RiskVerdicts';
 import { ErasureByKeyedHash1765600000000 } from './1765600000000-ErasureByKeyedHash';
-import { CheckOptions1765600000000 } from './1765600000000-CheckOptions';
+import { CheckOptions1765700000000 } from './1765700000000-CheckOptions';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -52,5 +52,5 @@ export const MIGRATIONS = [
   WatchlistEntriesPageIndex1765150000000,
   RiskVerdicts1765500000000,
   ErasureByKeyedHash1765600000000,
-  CheckOptions1765600000000,
+  CheckOptions1765700000000,
 ];

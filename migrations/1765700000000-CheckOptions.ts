@@ -6,8 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * set (the defaults and bounds are each check's definition's, src/checks/), instead of a column per
  * check. A constant default: no row is rewritten. The object shape is held by a constraint.
  */
-export class CheckOptions1765600000000 implements MigrationInterface {
-  name = 'CheckOptions1765600000000';
+export class CheckOptions1765700000000 implements MigrationInterface {
+  name = 'CheckOptions1765700000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`SET LOCAL lock_timeout = '5s'`);
