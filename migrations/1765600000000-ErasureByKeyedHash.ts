@@ -12,7 +12,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   written with it; answers older than the column are read by an erasure as before through the
  *   partial index of them (they are cleared at their Idempotency-Key's life and grace, about 48 h).
  * - `account_events.phone_hashes`: the hashes of the numbers a callback's body names (a watchlist's
- *   changes), written with it; events older than the column are read as before, among those only.
+ *   changes), written with it by every writer ('{}' for none); no default, so an event written by the
+ *   version before (a rolling upgrade) stays NULL and is read as before, among those only.
  * - indexes on the columns that hold normalised numbers: watchlist entries and changes, and the
  *   ledger's rows not masked yet (only those: every charge since the masking is written masked).
  */
@@ -28,9 +29,11 @@ export class ErasureByKeyedHash1765600000000 implements MigrationInterface {
     await q.query(`CREATE INDEX watchlists_unhashed_creation_answer_idx ON watchlists (id) WHERE creation_answer IS NOT NULL AND creation_answer_hashes IS NULL`);
     await q.query(`CREATE INDEX watchlist_entries_phone_idx ON watchlist_entries (phone)`);
     await q.query(`CREATE INDEX watchlist_changes_phone_idx ON watchlist_changes (phone)`);
-    // NULL: written before (read as before, through the partial index); every row written since has its hashes, '{}' for none.
+    // NULL: written before, or by an instance of the version before during a rolling upgrade (read as before,
+    // through the partial index). No default: a row that does not name its hashes must stay NULL, never '{}'
+    // (which would hide it from the hash match and the legacy match alike). Every writer of this version
+    // names the column: its hashes, '{}' for an event naming no number (the low-balance alert).
     await q.query(`ALTER TABLE account_events ADD COLUMN phone_hashes text[]`);
-    await q.query(`ALTER TABLE account_events ALTER COLUMN phone_hashes SET DEFAULT '{}'`);
     await q.query(`CREATE INDEX account_events_phone_hashes_idx ON account_events USING gin (phone_hashes)`);
     await q.query(`CREATE INDEX account_events_unhashed_idx ON account_events (id) WHERE phone_hashes IS NULL`);
     await q.query(`CREATE INDEX ledger_entries_unmasked_phone_value_idx ON ledger_entries (phone) WHERE phone IS NOT NULL AND phone NOT LIKE '%*'`);

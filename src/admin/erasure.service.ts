@@ -79,6 +79,8 @@ export class ErasureService {
     return this.txHost.withTransaction(async () => {
       const { entries, changes, unchecked, answerKeys } = await this.watchlists.eraseNumber(e164);
       let refunded = 0;
+      // In the order given (account id, then charge id): each refund locks its account, and erasures
+      // running side by side must take accounts in one order, or two of them can deadlock.
       for (const { chargeId, cost } of unchecked) {
         if (await this.credits.refundPart(chargeId, cost, { reference: `refund:${chargeId}`, reason: 'NUMBER_ERASED' })) refunded += 1;
       }

@@ -7,6 +7,13 @@ import { DataSource } from 'typeorm';
  * completed jobs after the retention period or on the customer's request, and one number on an
  * erasure. The jobs themselves (counts, cost, their ledger rows) stay.
  */
+/** The stored form (full-width digits read as digits) with its last four digits hidden, its shape kept. */
+const OWN_SHAPE_MASK = (column: string) => {
+  let reversed = `reverse(normalize(${column}, NFKC))`;
+  for (let i = 0; i < 4; i += 1) reversed = `regexp_replace(${reversed}, '[0-9]', '*')`;
+  return `reverse(${reversed})`;
+};
+
 @Injectable()
 export class BulkPrivacyRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -65,7 +72,8 @@ export class BulkPrivacyRepository {
    * (`hashes`, src/common/number-hash.ts) through their index: an entry still waiting for its lookup is
    * answered as failed now (refunded when its job completes, like any failed lookup; the worker's write
    * of an answer requires an unanswered entry of the number, so a chunk in flight writes nothing back),
-   * then every entry holding the number, in any form, keeps only its masked form and no hash. Rows
+   * then every entry holding the number, in any form, keeps only a masked form and no hash (`hashes[0]`,
+   * the number's own, gives the number's mask; a national reading, the stored form's own shape masked). Rows
    * written before the hash column and not hashed yet (`hashUnhashed`) are matched as before, among
    * those only (their partial index). The entries changed.
    */
@@ -79,8 +87,13 @@ export class BulkPrivacyRepository {
            FROM (SELECT job_id, count(*)::int AS n FROM answered GROUP BY job_id) a WHERE j.id = a.job_id`,
         [hashes, failure.code, failure.message, e164],
       );
+      // A form read as the number itself (its own hash, `hashes[0]`) keeps the number's mask; a national
+      // reading does not say its country, so such a form keeps its own shape with its last four digits hidden
+      // (`07400 170005` → `07400 17****`), never the mask of the erased number (which may show another country).
       const [hashed]: [unknown[], number] = await em.query(
-        `UPDATE bulk_entries SET phone = $2, phone_hash = '' WHERE phone_hash = ANY($1::text[]) RETURNING 1`,
+        `UPDATE bulk_entries SET phone_hash = '',
+                phone = CASE WHEN phone_hash = $1[1] THEN $2 ELSE ${OWN_SHAPE_MASK('phone')} END
+          WHERE phone_hash = ANY($1::text[]) RETURNING 1`,
         [hashes, masked],
       );
       const [legacy]: [unknown[], number] = await em.query(

@@ -57,8 +57,8 @@ export function lowBalanceAlert(source: string, before: string, after: string): 
             AND ${before} >= s.low_balance_threshold AND ${after} < s.low_balance_threshold
          RETURNING s.low_balance_threshold AS threshold, ${after} AS balance),
        alert AS (
-         INSERT INTO account_events (account_id, type, payload)
-         SELECT $1, 'balance.low', jsonb_build_object('account_id', $1::text, 'balance', low.balance, 'threshold', low.threshold) FROM low
+         INSERT INTO account_events (account_id, type, payload, phone_hashes)
+         SELECT $1, 'balance.low', jsonb_build_object('account_id', $1::text, 'balance', low.balance, 'threshold', low.threshold), '{}'::text[] FROM low
          RETURNING 1)`;
 }
 

@@ -106,11 +106,16 @@ export class WatchlistPrivacyRepository {
         ORDER BY id FOR NO KEY UPDATE`,
       [e164, hashes, e164.slice(1)],
     );
-    const [unchecked]: [Array<{ charge_id: string; cost: number }>] = await em.query(
-      `UPDATE watchlist_entries e SET checked_round = w.round, last_error = 'NUMBER_ERASED', checked_at = now()
-         FROM watchlists w
-        WHERE e.watchlist_id = w.id AND e.phone = $1 AND w.round_running AND e.charged_round = w.round AND e.checked_round < w.round
-        RETURNING e.charge_id::text, w.round_cost AS cost`,
+    // Answered in the order the refunds lock their accounts: account id, then charge id. Two erasures
+    // refunding in the order an UPDATE happens to return rows could each hold one account the other
+    // waits for (a deadlock, 40P01); in one order, the second waits for the first and then goes on.
+    const unchecked: Array<{ charge_id: string; cost: number }> = await em.query(
+      `WITH marked AS (
+         UPDATE watchlist_entries e SET checked_round = w.round, last_error = 'NUMBER_ERASED', checked_at = now()
+           FROM watchlists w
+          WHERE e.watchlist_id = w.id AND e.phone = $1 AND w.round_running AND e.charged_round = w.round AND e.checked_round < w.round
+          RETURNING w.account_id, e.charge_id, w.round_cost AS cost)
+       SELECT charge_id::text, cost FROM marked ORDER BY account_id, charge_id`,
       [e164],
     );
     const [changes]: [unknown[], number] = await em.query(
@@ -142,7 +147,10 @@ export class WatchlistPrivacyRepository {
 export interface WatchlistErasure {
   entries: number;
   changes: number;
-  /** Charges of running rounds that will never check the number: the caller refunds them in the same transaction. */
+  /**
+   * Charges of running rounds that will never check the number: the caller refunds them in the same
+   * transaction, in this order (account id, then charge id), so that erasures lock accounts in one order.
+   */
   unchecked: Array<{ chargeId: string; cost: number }>;
   /** The Idempotency-Keys of the creations whose answers listed the number (their stored answers hold it too). */
   answerKeys: string[];

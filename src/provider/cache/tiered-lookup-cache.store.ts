@@ -95,9 +95,14 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
   async get<T extends object>(key: string): Promise<T | undefined> {
     const held = this.local.get(key);
     if (held !== undefined) return held as T;
+    const sentAt = this.shared.clock.now();
     const found = await this.shared.getWithTtl<T>(key);
     if (found === undefined) return undefined;
     const value = Object.freeze(found.value);
+    // As for a write: a read sent before an erasure dropped the key, answered after, keeps no copy here
+    // (Redis has lost the entry to the erasure's delete); its caller, who asked before, gets its answer.
+    const dropped = this.droppedAt.get(key) as { at: number } | undefined;
+    if (dropped !== undefined && dropped.at >= sentAt) return value;
     if (found.ttlMs >= 1) this.local.set(key, value, { ttl: Math.floor(found.ttlMs) });
     return value;
   }

@@ -7,8 +7,10 @@ import { BulkProcessor } from '../../../src/bulk/bulk.processor';
 import { BulkQueue, ChunkTask } from '../../../src/bulk/bulk-queue';
 import { BulkService } from '../../../src/bulk/bulk.service';
 import { keyedHash } from '../../../src/common/keyed-hash';
+import { CreditsService } from '../../../src/credits/credits.service';
 import { IdempotencyService } from '../../../src/idempotency/idempotency.service';
 import { LookupService } from '../../../src/provider/lookup.service';
+import { SettingsService } from '../../../src/settings/settings.service';
 import { WatchlistWorker } from '../../../src/watchlists/watchlist-worker';
 import { WatchlistsModule } from '../../../src/watchlists/watchlists.module';
 import { createAccount } from '../../factories/accounts';
@@ -192,10 +194,87 @@ describe('erasure during a round, a bulk chunk, a live lookup and a keyed call: 
 
     const counts = await erase('+447400170005');
     const phones: Array<{ phone: string }> = await m.db.query(`SELECT phone FROM bulk_entries WHERE job_id = $1 ORDER BY idx`, [job.id]);
-    expect(phones.map((row) => row.phone)).toEqual(['+44740017****', '+44740017****', '+44740017****', '+447400170099']);
+    // A national form keeps its own shape, masked (review of 86ed38e, point 5: it was given the erased number's mask, with its country).
+    expect(phones.map((row) => row.phone)).toEqual(['07400 17****', '07400 17****', '+44740017****', '+447400170099']);
     expect(await count(`watchlists WHERE id = $1 AND creation_answer IS NULL AND creation_answer_hashes IS NULL`, [created.id])).toBe(1);
     expect(await count(`idempotency_keys WHERE account_id = $1 AND key = 'forms-key' AND response_body IS NULL`, [account.id])).toBe(1);
     expect(counts).toMatchObject({ bulk_entries_masked: 3, idempotency_keys_erased: 1 });
+  });
+
+  /**
+   * Review of 86ed38e, point 2: the refunds were made in the order the UPDATE returned the entries,
+   * across accounts; two erasures side by side could each hold an account the other waits for (40P01,
+   * a 500). Here the entries come back in the order they were written, the higher account id first.
+   */
+  it('refunds several accounts’ charges in account id order, then charge id (one lock order for every erasure)', async () => {
+    // Rounds of the watchlists above that are due (a new watchlist's first) run first, unheld.
+    while ((await m.jobs.run<string[]>(WatchlistWorker.JOB)).length > 0) await m.get(WatchlistWorker).idle();
+    await m.get(WatchlistWorker).idle();
+    const accounts = [await createAccount(m, { credits: 100 }), await createAccount(m, { credits: 100 })];
+    const [low, high] = [...accounts].sort((a, b) => (a.id < b.id ? -1 : 1));
+    const e164 = '+447400170112';
+    const ids: string[] = [];
+    for (const account of [high, low]) ids.push((await watchlistsOf(m).create(account, { phones: [e164], interval: 'daily' })).id);
+    const held = holdLookups(m);
+    const refunds = jest.spyOn(m.get(CreditsService), 'refundPart');
+    let order: string[] = [];
+    try {
+      expect((await m.jobs.run<string[]>(WatchlistWorker.JOB)).sort()).toEqual([...ids].sort());
+      await held.startedAtLeast(2);
+      expect(await erase(e164)).toMatchObject({ watchlist_charges_refunded: 2 });
+      order = refunds.mock.calls.map(([chargeId]) => chargeId);
+    } finally {
+      held.release();
+      held.restore();
+      refunds.mockRestore();
+    }
+    await m.get(WatchlistWorker).idle();
+    const charges: Array<{ id: string }> = await m.db.query(
+      `SELECT id::text FROM ledger_entries WHERE type = 'CHARGE' AND account_id = ANY($1::uuid[]) ORDER BY account_id, id`,
+      [[low.id, high.id]],
+    );
+    expect(charges).toHaveLength(2);
+    expect(order).toEqual(charges.map((row) => row.id));
+    for (const account of [low, high]) expect(await ledgerState(m.db, account.id)).toMatchObject({ balance: 100, ledgerSum: 100 });
+  });
+
+  /**
+   * Review of 86ed38e, point 1: `account_events.phone_hashes` had DEFAULT '{}', so an event an instance of
+   * the version before writes during a rolling upgrade (it does not name the column) got '{}': neither the
+   * hash match nor the legacy `IS NULL` match found it, and the erasure left the number in its body.
+   */
+  it('an event written by the version before (no phone_hashes named) is found and deleted by the erasure', async () => {
+    const account = await createAccount(m, { credits: 100 });
+    const e164 = '+447400170111';
+    // The old instance's insert: the columns it knows, nothing else.
+    await m.db.query(`INSERT INTO account_events (account_id, type, payload, dedupe_key) VALUES ($1, 'watchlist.changed', $2, 'old-instance-event')`, [
+      account.id,
+      JSON.stringify({ changes: [{ phone: e164, field: 'network_status' }] }),
+    ]);
+    expect(await count(`account_events WHERE account_id = $1 AND phone_hashes IS NULL`, [account.id])).toBe(1);
+    expect(await erase(e164)).toMatchObject({ callback_events_deleted: 1 });
+    expect(await count(`account_events WHERE account_id = $1`, [account.id])).toBe(0);
+  });
+
+  it('every writer of this version names the events’ hashes: a low-balance alert carries none ({}), not NULL (read by the legacy match)', async () => {
+    const account = await createAccount(m, { credits: 8 });
+    await m.get(SettingsService).update(account.id, { low_balance_threshold: 5 });
+    await m.get(CreditsService).charge(account.id, 4, { reference: `charge:low-${account.id}`, phone: '+44740017****', source: 'erasure-test' });
+    expect(await m.db.query(`SELECT type, phone_hashes FROM account_events WHERE account_id = $1`, [account.id])).toEqual([{ type: 'balance.low', phone_hashes: [] }]);
+  });
+
+  /**
+   * Review of 86ed38e, points 4 and 5: digits without `+` were read as international (`612 345 678` as
+   * +612345678, never found by an erasure of +34612345678), and a national form found was rewritten to
+   * the erased number's mask (another country's, for a national form of one).
+   */
+  it('finds national forms by their national readings (Spain, the US, Russia, a bracketed trunk 0) and masks each in its own shape', async () => {
+    const account = await createAccount(m, { credits: 100 });
+    const forms = ['612 345 678', '(415) 555-2671', '8 912 345-67-89', '+44 (0) 7400 170113', '612 345 679'];
+    const { job } = await m.get(BulkService).submit(callerOf(account), { phones: forms });
+    for (const e164 of ['+34612345678', '+14155552671', '+79123456789', '+447400170113']) await erase(e164);
+    const phones: Array<{ phone: string }> = await m.db.query(`SELECT phone FROM bulk_entries WHERE job_id = $1 ORDER BY idx`, [job.id]);
+    expect(phones.map((row) => row.phone)).toEqual(['612 34* ***', '(415) 555-****', '8 912 345-**-**', '+44740017****', '612 345 679']);
   });
 
   async function count(from: string, parameters: unknown[]): Promise<number> {

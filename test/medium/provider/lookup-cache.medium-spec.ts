@@ -122,6 +122,37 @@ describe('Redis lookup cache with its in-process tier (REDIS_URL set)', () => {
     expect(await tiered.get(key)).toBeUndefined();
   });
 
+  /** Review of 86ed38e, point 3: a read sent before an erasure and answered after it copied the erased entry into process memory. */
+  it('keeps no in-process copy of a read answered after an erasure dropped its key', async () => {
+    const { store } = await instance();
+    const tiered = store as TieredLookupCacheStore;
+    const key = `v4:network_status:${randomBytes(8).toString('hex')}`;
+    expect(await tiered.shared.write(key, { answer: 'x' }, 3600)).toBe(true);
+    const reply = deferred();
+    const read = deferred();
+    const get = tiered.shared.getWithTtl.bind(tiered.shared);
+    const held = jest.spyOn(tiered.shared, 'getWithTtl').mockImplementationOnce(async (...args) => {
+      const found = await get(...args);
+      read.resolve();
+      await reply.promise;
+      return found;
+    });
+    let answered: object | undefined;
+    try {
+      const reading = tiered.get(key);
+      await read.promise;
+      expect(await tiered.delete([key])).toBe(1);
+      reply.resolve();
+      answered = await reading;
+    } finally {
+      held.mockRestore();
+    }
+    // The caller that asked before the erasure gets what Redis answered then; nothing is kept of it.
+    expect(answered).toEqual({ answer: 'x' });
+    expect(await redis.exists(`${prefix}${key}`)).toBe(0);
+    expect(await tiered.get(key)).toBeUndefined();
+  });
+
   it('keeps a copy it read no longer than Redis keeps the entry it was read from', async () => {
     const reader = await instance();
     const key = `tier-test:read:${randomBytes(4).toString('hex')}`;
