@@ -1,6 +1,4 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { Metadata } from 'libphonenumber-js/core';
-import metadata from 'libphonenumber-js/max/metadata';
 import { HashKey, keyedHash } from './keyed-hash';
 import { isE164 } from './phone';
 
@@ -58,18 +56,11 @@ export function erasureHashes(key: HashKey, e164: string): string[] {
   if (nationalNumber) {
     readings.add(nationalNumber);
     readings.add(`${parsed.countryCallingCode}${nationalNumber}`);
-    const prefix = parsed.country ? trunkPrefix(parsed.country) : undefined;
-    if (prefix) readings.add(`${prefix}${nationalNumber}`);
+    // As the country writes it nationally, its trunk prefix included (`8 (912) 345-67-89`, `07400 170005`).
+    readings.add(parsed.formatNational().replace(/\D/g, ''));
   }
   const national = [...readings].map((digits) => digits.replace(/^0+/, '')).filter((digits) => digits.length >= MIN_NATIONAL_DIGITS);
   return [keyedHash(key, e164), ...new Set(national.map((digits) => keyedHash(key, `${NATIONAL}${digits}`)))];
-}
-
-/** The country's trunk prefix (`0` in the UK, `8` in Russia, `1` in the NANP), undefined when it has none. */
-function trunkPrefix(country: string): string | undefined {
-  const plan = new Metadata(metadata);
-  plan.selectNumberingPlan(country as Parameters<Metadata['selectNumberingPlan']>[0]);
-  return plan.numberingPlan?.nationalPrefix() || undefined;
 }
 
 const NATIONAL = 'national:';
