@@ -107,7 +107,7 @@ export class WatchlistPrivacyRepository {
       [e164, hashes, e164.slice(1)],
     );
     // Answered in the order the refunds lock their accounts: account id, then charge id. Two erasures
-    // refunding in the order an UPDATE happens to return rows could each hold one account the other
+    // refunding in whatever order the statement returns rows could each hold one account the other
     // waits for (a deadlock, 40P01); in one order, the second waits for the first and then goes on.
     const unchecked: Array<{ charge_id: string; cost: number }> = await em.query(
       `WITH marked AS (
