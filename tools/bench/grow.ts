@@ -125,9 +125,11 @@ export async function grow(db: Client, account: string, size: GrowthSizes, log: 
   );
   await step(
     'account events (a tenth on the measured account, the rest on others; the last 40 days)',
-    `INSERT INTO account_events (account_id, type, payload, state, created_at)
+    // As this version writes them: phone_hashes named ('{}': a low-balance alert names no number); a NULL
+    // (no default) would be an event of the version before, which an erasure reads row by row.
+    `INSERT INTO account_events (account_id, type, payload, state, created_at, phone_hashes)
      SELECT CASE WHEN g % 10 = 0 THEN $3::uuid ELSE (SELECT id FROM accounts WHERE name = 'grow ' || (1 + g % $2)) END,
-            'balance.low', '{}', 'delivered', now() - (g % 40) * interval '1 day'
+            'balance.low', '{}', 'delivered', now() - (g % 40) * interval '1 day', '{}'::text[]
        FROM generate_series(1, $1) g`,
     [size.events, size.accounts, account],
   );
