@@ -235,7 +235,11 @@ describe('LookupService with the Redis cache store', () => {
       await second.lookupAnswers(UK.absent, ALL); // now in second's in-process tier
       sim.resetStats();
       await expect(first.lookups.forget(UK.absent)).resolves.toBe(5); // three v4 records, the v3 answer, the plain v2 one
-      expect(await redis.keys(`${prefix}*${keyedHash(first.config.dataHashKey, UK.absent)}`)).toEqual([]);
+      // Only the erasure's mark is left under the number's keyed hash (it refuses cache writes that started
+      // before the erasure, for an hour); no record.
+      const hash = keyedHash(first.config.dataHashKey, UK.absent);
+      expect(await redis.keys(`${prefix}*${hash}`)).toEqual([`${prefix}erased:${hash}`]);
+      expect(await redis.pttl(`${prefix}erased:${hash}`)).toBeLessThanOrEqual(3600_000);
       expect(await redis.keys(`${prefix}*${UK.absent}`)).toEqual([]);
       // The broadcast reaches the other instance: its next lookup asks the upstream instead of its copy.
       const asked = await eventually(
