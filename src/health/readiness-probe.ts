@@ -8,8 +8,9 @@ import { ProviderHealth, ProviderHealthStatus } from '../provider/provider-healt
  * The upstreams' reachability for /health/ready, probed in the background (issue 35 point 4): with the
  * probe in the request, a readiness check took as long as the slowest upstream (1.52 s with upstreams at
  * 1.5 s), so a load balancer with a 1 s timeout marked every instance down exactly when the upstreams
- * were slow. A job on the Scheduler probes every READINESS_PROBE_INTERVAL_MS, the first at start-up;
- * readiness reads the last result beside the breakers' and router's current state.
+ * were slow. A job on the Scheduler probes every READINESS_PROBE_INTERVAL_MS; readiness reads the last
+ * result beside the breakers' and router's current state (before the first probe, an upstream counts as
+ * reachable unless its breakers say otherwise: the start-up itself already checked the configuration).
  */
 @Injectable()
 export class ReadinessProbe implements OnApplicationBootstrap {
@@ -25,7 +26,7 @@ export class ReadinessProbe implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.scheduler.every({ name: ReadinessProbe.JOB, everyMs: this.config.provider.probeIntervalMs, firstAfterMs: 0 }, () => this.probe());
+    this.scheduler.every({ name: ReadinessProbe.JOB, everyMs: this.config.provider.probeIntervalMs }, () => this.probe());
   }
 
   /** One round: probes every upstream and keeps the answer. */

@@ -34,6 +34,9 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     // A connection a loaded machine is slow to hand out is not a database gone silent: past 5 s the
     // pool's wait marked the database unreachable and the next requests got 503 (openapi e2e at load 16).
     DATABASE_CONNECT_TIMEOUT_MS: '30000',
+    // No readiness probe behind a test's back (it is a request to each upstream, which tests count): a
+    // test that wants one runs its step (ReadinessProbe.probe, test/readiness.e2e-spec.ts).
+    READINESS_PROBE_INTERVAL_MS: '3600000',
     ...env,
   };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL!);
