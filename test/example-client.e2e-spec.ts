@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { BUILT_IN_CHECKS } from '../src/checks/built-in-checks';
 import { createAccount } from './factories/accounts';
 import { startTestApp, TestApp } from './helpers/test-app';
 
@@ -46,7 +47,9 @@ describe('examples/typed-client.ts (openapi-fetch + the generated types) against
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const lines = run.stdout.trim().split('\n');
     expect(lines[0]).toBe('balance: 100 credits');
-    expect(lines[1]).toBe('settings: network_status=on line_type=off portability=off, 4 credits per call');
+    // Every built-in check, each as a new account has it (the example prints them all).
+    const checks = BUILT_IN_CHECKS.map((check) => `${check.name}=${check.defaultEnabled ? 'on' : 'off'}`).join(' ');
+    expect(lines[1]).toBe(`settings: ${checks}, 4 credits per call`);
     expect(lines[2]).toMatch(/^filter \+447400123456: \{.*\}$/);
     const result = JSON.parse(lines[2].slice(lines[2].indexOf('{'))) as Record<string, unknown>;
     expect(Object.keys(result).sort()).toEqual(['carrier', 'country', 'is_ported', 'line_type', 'status', 'valid']);
