@@ -207,16 +207,15 @@ describe('faults under load never cost anyone money', () => {
   }, FAULT_TEST_TIMEOUT_MS);
 
   it('Redis frozen (SIGSTOP) and thawed: calls still answer meanwhile', async () => {
-    // As many as the Redis-stopped case asks for: the load is finite, and calls that spend their lookup
-    // budget waiting on the frozen Redis end 503 PROVIDER_UNAVAILABLE, refunded (8 of 19 on Node 24 with the
-    // embedded PostgreSQL, leaving 11 answered where 12 were asked). Without a command timeout none would be.
-    const ANSWERED_WHILE_FROZEN = 5;
+    const ANSWERED_WHILE_FROZEN = 12;
     let frozenAt = 0;
     let thawedAt = 0;
-    // Calls sent once Redis was frozen and answered before the thaw: they went through the rate limiter
+    // Calls sent once Redis was frozen and answered by the thaw (`<=`: the answer that completes the count
+    // is recorded in the same millisecond as the thaw that follows it; with `<` the count read 11 of 12 and
+    // 4 of 5 in two clean-clone runs). They went through the rate limiter
     // and the cache with Redis hung. Without a command timeout, every call waited on the rate limiter
     // until the thaw, so none would be (the wait below then ends at its deadline, and the count fails).
-    const answeredWhileFrozen = (attempts: Attempt[]) => attempts.filter((attempt) => attempt.status === 200 && attempt.sentAt >= frozenAt && attempt.at < (thawedAt || Number.POSITIVE_INFINITY));
+    const answeredWhileFrozen = (attempts: Attempt[]) => attempts.filter((attempt) => attempt.status === 200 && attempt.sentAt >= frozenAt && attempt.at <= (thawedAt || Number.POSITIVE_INFINITY));
     const calls = await underLoad(async (load) => {
       redis.freeze();
       frozenAt = Date.now();
