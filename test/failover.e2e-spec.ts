@@ -196,6 +196,9 @@ describe('a bulk job and a watchlist round during a primary outage', () => {
     const run = Math.random().toString(16).slice(2, 10);
     t = await startTestApp(
       twoUpstreamsEnv(primary.url, backup.url, {
+        // Not about timeouts: the backup's simulator answers from this test's process (at 500 ms, lookups
+        // of the bulk job timed out in a clean-clone CI run and were refunded instead of answered).
+        PROVIDER_TIMEOUT_MS: '10000',
         BULK_QUEUE_NAME: `bulk-failover-${run}`,
         BULK_POLL_INTERVAL_SECONDS: '0.5',
         WATCHLIST_SCHEDULE_GROUP: `failover-${run}`,

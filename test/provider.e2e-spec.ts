@@ -455,6 +455,13 @@ describe('hlr-lookups adapter against the upstream simulator', () => {
   });
 });
 
+/**
+ * The upstream deadline of the cases below, which are not about timeouts: the simulator answers from this
+ * test's own process, and 20 concurrent lookups past hlrLookupsEnv's 300 ms ended PROVIDER_UNAVAILABLE in a
+ * clean-clone CI run.
+ */
+const NOT_ABOUT_TIMEOUTS_MS = '10000';
+
 describe('LookupService: cache and single flight (hlr-lookups against the simulator)', () => {
   let sim: UpstreamSimulator;
   beforeAll(async () => (sim = await startUpstreamSimulator()));
@@ -467,7 +474,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   };
 
   it('answers a repeated lookup from the cache without reaching the upstream again', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       const first = await m.lookupAnswers(UK.normal, ALL);
@@ -486,7 +493,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('sends 20 concurrent identical lookups to the upstream once per check', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       sim.setOptions({ latencyMs: 50 });
@@ -505,7 +512,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('looks a cached number up again when the caller asks for a fresher answer, and refreshes the cache', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       await m.lookupAnswers(UK.normal, NETWORK_ONLY);
@@ -522,7 +529,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('does not cache failures: the next lookup asks the upstream again', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       sim.setOptions({ outage: true });
@@ -539,7 +546,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('keeps the answers of the checks that succeeded when another one fails', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       await m.lookupAnswers(UK.normal, NETWORK_ONLY);
       sim.resetStats();
@@ -552,7 +559,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('bounds the in-memory cache to CACHE_MAX_ENTRIES (least recently used goes first)', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_MAX_ENTRIES: '2' }));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_MAX_ENTRIES: '2', PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       for (const number of ['+447400123451', '+447400123452', '+447400123453', '+447400123451']) {
@@ -565,7 +572,7 @@ describe('LookupService: cache and single flight (hlr-lookups against the simula
   });
 
   it('does not cache a check whose TTL is 0', async () => {
-    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_TTL_NETWORK_STATUS_SECONDS: '0' }));
+    const m = await startProviderModule(hlrLookupsEnv(sim.url, { CACHE_TTL_NETWORK_STATUS_SECONDS: '0', PROVIDER_TIMEOUT_MS: NOT_ABOUT_TIMEOUTS_MS }));
     try {
       sim.resetStats();
       await m.lookupAnswers(UK.normal, NETWORK_ONLY);
