@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * A completed job's results as CSV
-         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,last_sim_swap_at,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at,sim_swap_provider,sim_swap_observed_at. Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).
+         * @description One row per entry, in input order. The columns are fixed when the job is submitted, from the checks then enabled: `phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job's other checks add, `error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider answered it and when; empty when it did not answer the entry). With every check enabled: phone,reference,country,valid,status,carrier,line_type,is_ported,sim_swapped,last_sim_swap_at,error_code,error_message,network_status_provider,network_status_observed_at,line_type_provider,line_type_observed_at,portability_provider,portability_observed_at,sim_swap_provider,sim_swap_observed_at. A job submitted with `risk: true` ends with `risk_score`, `risk_level`, `risk_recommendation` and `risk_reasons` (the reason codes, strongest first, separated by spaces). Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).
          */
         get: operations["BulkController_csv"];
         put?: never;
@@ -842,7 +842,7 @@ export interface components {
         };
         BulkAcceptedDto: {
             /**
-             * @description Credits reserved: cost per call × entries that pass the syntax rule.
+             * @description Credits reserved: cost per entry (cost_per_call, plus the risk verdict's price with `risk: true`) × entries that pass the syntax rule.
              * @example 12
              */
             cost: number;
@@ -890,7 +890,7 @@ export interface components {
                     provider: string;
                 };
             } | null;
-            /** @description INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded). */
+            /** @description INVALID_REQUEST (not charged), PROVIDER_UNAVAILABLE or SERVICE_UNAVAILABLE (refunded). */
             error?: components["schemas"]["BulkEntryErrorDto"];
             /**
              * @description The normalised number; for a syntax error, the entry as sent (at most 64 characters).
@@ -904,13 +904,16 @@ export interface components {
             reference?: string;
             /** @description The six fields, as POST /api/v1/filter answers them. */
             result?: components["schemas"]["PhoneAnswerDto"];
+            /** @description With `result`, in a job submitted with `risk: true`: the risk verdict of POST /api/v1/risk for the number (event `other`), from the job's own answers, what the service already knows and the runs within the list. */
+            risk?: components["schemas"]["RiskVerdictDto"];
         };
         BulkEntryErrorDto: {
             /**
+             * @description SERVICE_UNAVAILABLE only in a job with `risk: true`: the risk counters could not be reached, so no verdict was made (refunded).
              * @example PROVIDER_UNAVAILABLE
              * @enum {string}
              */
-            code: "INVALID_REQUEST" | "PROVIDER_UNAVAILABLE";
+            code: "INVALID_REQUEST" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
             /** @example The lookup network is unavailable right now. The credits for this entry are refunded. */
             message: string;
         };
@@ -1060,7 +1063,7 @@ export interface components {
              */
             billable: number;
             /**
-             * @description Credits the job would reserve: billable × cost_per_call.
+             * @description Credits the job would reserve: billable × cost_per_call (plus the risk verdict's price with `risk: true`).
              * @example 8
              */
             cost: number;
@@ -1102,6 +1105,11 @@ export interface components {
              *     ]
              */
             phones: (string | components["schemas"]["BulkEntryInputDto"])[];
+            /**
+             * @description Also give each entry the risk verdict of POST /api/v1/risk (`risk`: score, level, recommendation, reasons), for a list you are about to text. Each billable entry then costs the risk verdict's price (default 2 (PRICE_RISK_VERDICT)) on top of cost_per_call, reserved with the rest; the CSV gains the columns risk_score, risk_level, risk_recommendation and risk_reasons. The verdicts read the live counters without feeding them, and count runs of near-consecutive numbers within the list (docs/sms-pumping.md "Bulk jobs"). Default: false.
+             * @example true
+             */
+            risk?: boolean;
             /**
              * @description Recorded on the ledger entries of the job. Default: `internal`.
              * @example crm-import
@@ -3757,6 +3765,8 @@ export interface operations {
                 callback_url?: string;
                 /** @description text/csv bodies only: as `max_age` of the JSON body. */
                 max_age?: number;
+                /** @description text/csv bodies only: as `risk` of the JSON body (`true` or `false`). */
+                risk?: boolean;
             };
             header?: {
                 /** @description Retry safely: the same key and body answer the same job again (202, same id, `Idempotent-Replayed: true`), reserved and charged once; the key with another body is 409 IDEMPOTENCY_CONFLICT. 1 to 255 printable characters. */
@@ -3907,6 +3917,8 @@ export interface operations {
                 callback_url?: string;
                 /** @description text/csv bodies only: as `max_age` of the JSON body. */
                 max_age?: number;
+                /** @description text/csv bodies only: as `risk` of the JSON body (`true` or `false`). */
+                risk?: boolean;
             };
             header?: never;
             path?: never;

@@ -24,6 +24,8 @@ import { WatchlistEntriesPageIndex1765150000000 } from './1765150000000-Watchlis
 import { RiskVerdicts1765500000000 } from './1765500000000-RiskVerdicts';
 import { ErasureByKeyedHash1765600000000 } from './1765600000000-ErasureByKeyedHash';
 import { CheckOptions1765700000000 } from './1765700000000-CheckOptions';
+import { NumberErasureTombstones1795885078578 } from './1795885078578-NumberErasureTombstones';
+import { BulkRiskVerdicts1795885108994 } from './1795885108994-BulkRiskVerdicts';
 
 /** Every migration, in order. Listed by class (not a glob) so the same list works from ts and from dist. */
 export const MIGRATIONS = [
@@ -53,4 +55,6 @@ export const MIGRATIONS = [
   RiskVerdicts1765500000000,
   ErasureByKeyedHash1765600000000,
   CheckOptions1765700000000,
+  NumberErasureTombstones1795885078578,
+  BulkRiskVerdicts1795885108994,
 ];

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccountsModule } from './accounts/accounts.module';
-import { AdminModule } from './admin/admin.module';
+import { AdminHttpModule } from './admin/admin-http.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { BulkModule } from './bulk/bulk.module';
@@ -15,7 +15,7 @@ import { BodyErrorGuard } from './common/body-error.guard';
 import { StrictValidationPipe } from './common/validation';
 import { AppConfig } from './config/app-config';
 import { AppConfigModule } from './config/config.module';
-import { CreditsModule } from './credits/credits.module';
+import { CreditsHttpModule } from './credits/credits-http.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseReachability } from './database/reachability';
 import { StatementModeSetup } from './database/statement-mode.setup';
@@ -30,7 +30,7 @@ import { RetentionModule } from './privacy/retention.module';
 import { RiskModule } from './risk/risk.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { RedisBudgetModule } from './shell/redis-budget.module';
-import { SettingsModule } from './settings/settings.module';
+import { SettingsHttpModule } from './settings/settings-http.module';
 import { WatchlistsModule } from './watchlists/watchlists.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -65,14 +65,14 @@ export class AppModule {
         TransactionsModule,
         AccountsModule,
         AuthModule,
-        CreditsModule,
-        SettingsModule,
+        CreditsHttpModule,
+        SettingsHttpModule,
         FilterModule,
         RiskModule,
         BulkModule,
         WatchlistsModule,
         WebhooksModule,
-        AdminModule,
+        AdminHttpModule,
         HealthModule,
         RateLimitModule,
         RetentionModule,

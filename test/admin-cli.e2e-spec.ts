@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { userInfo } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import request from 'supertest';
 import { createAccount } from './factories/accounts';
-import { cli, field } from './helpers/admin-cli';
+import { cli, cliWith, field } from './helpers/admin-cli';
 import { eventually } from './helpers/eventually';
 import { startTestApp, TestApp } from './helpers/test-app';
 
@@ -35,6 +37,33 @@ describe('admin CLI (npm run admin)', () => {
     const bad = await cli('erase', '12345');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('E.164');
+  });
+
+  it('runs a command on the admin operations alone: no express, Swagger, controller, upstream adapter or queue is loaded', async () => {
+    // What the process required, listed when it exits (Node's own module cache): the command's start-up
+    // cost is its module graph (issue 36), which the HTTP side must not grow again.
+    const folder = mkdtempSync(join(tmpdir(), 'pf-cli-graph-'));
+    try {
+      const listed = join(folder, 'loaded.json');
+      const recorder = join(folder, 'record-loaded.js');
+      writeFileSync(recorder, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(listed)}, JSON.stringify(Object.keys(require.cache))));\n`);
+      const run = await cliWith({ NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${recorder}` }, 'erase', '+447400208009', '--json');
+      expect(run.code).toBe(0);
+      const root = resolve(__dirname, '..');
+      const loaded = (JSON.parse(readFileSync(listed, 'utf8')) as string[]).map((file) => relative(root, file));
+      const packages = new Set(loaded.map((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1]).filter((name) => name !== undefined));
+      const own = loaded.filter((file) => file.startsWith('dist/'));
+      // It did load what the command needs…
+      expect(own).toEqual(expect.arrayContaining(['dist/src/admin/admin.service.js', 'dist/src/admin/erasure.service.js', 'dist/src/provider/lookup-cache-eraser.js']));
+      expect([...packages]).toEqual(expect.arrayContaining(['@nestjs/core', 'typeorm', 'pg', 'ioredis']));
+      // …and nothing of HTTP, the upstreams or the background work.
+      const http = ['express', 'body-parser', '@nestjs/platform-express', '@nestjs/swagger', 'swagger-ui-dist', '@nestjs/throttler', '@nestjs/terminus'];
+      const upstreams = ['zod', 'cockatiel', 'undici', 'pg-boss'];
+      expect([...packages].filter((name) => http.includes(name) || upstreams.includes(name))).toEqual([]);
+      expect(own.filter((file) => /\.(controller|dto|guard)\.js$/.test(file) || file.includes('/provider/adapters/') || file.endsWith('app.module.js'))).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('--help lists every command and exits 0; <command> --help shows its usage', async () => {

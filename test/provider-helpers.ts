@@ -6,8 +6,11 @@ import { ClockModule } from '../src/common/clock.module';
 import { AppConfig, BreakerOptions } from '../src/config/app-config';
 import { AppConfigModule } from '../src/config/config.module';
 import { validateEnvironment } from '../src/config/environment';
+import { Metrics } from '../src/metrics/metrics';
+import { MetricsModule } from '../src/metrics/metrics.module';
 import { HlrLookupsAdapter } from '../src/provider/adapters/hlr-lookups.adapter';
 import { LookupCacheStore } from '../src/provider/cache/lookup-cache.store';
+import { LookupCacheEraser } from '../src/provider/lookup-cache-eraser';
 import { Lane, LookupProvider } from '../src/provider/port/lookup-provider';
 import type { FieldValue } from '../src/checks/check-definition';
 import { LookupOptions, LookupService } from '../src/provider/lookup.service';
@@ -54,7 +57,11 @@ export interface ProviderTestModule {
   /** The configured adapter (one upstream: the provider itself). */
   adapter: SandboxAdapter | HlrLookupsAdapter;
   store: LookupCacheStore;
+  /** The lookup cache's part of an erasure. */
+  eraser: LookupCacheEraser;
   health: ProviderHealth;
+  /** The text /metrics would show for the provider's instruments (with `metrics: true`). */
+  scrape(name: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -67,11 +74,12 @@ export interface ProviderTestModule {
 export async function startProviderModule(
   env: Record<string, string | undefined> = {},
   logger: LoggerService | LogLevel[] = ['error'],
-  options: { clock?: ManualClock } = {},
+  options: { clock?: ManualClock; metrics?: boolean } = {},
 ): Promise<ProviderTestModule> {
   const raw: Record<string, string | undefined> = { ...process.env, REDIS_URL: undefined, LOG_LEVEL: 'error', ...env };
   const config = new AppConfig(validateEnvironment(raw), raw.DATABASE_URL ?? 'postgres://unused@127.0.0.1/unused');
-  let builder = Test.createTestingModule({ imports: [AppConfigModule.forRoot(config), ClockModule, ChecksModule.forRoot(config.checkTuning), ProviderModule] });
+  const imports = [AppConfigModule.forRoot(config), ClockModule, ChecksModule.forRoot(config.checkTuning), ProviderModule, ...(options.metrics ? [MetricsModule] : [])];
+  let builder = Test.createTestingModule({ imports });
   if (options.clock) builder = builder.overrideProvider(Clock).useValue(options.clock);
   const module = await builder.compile();
   module.useLogger(logger);
@@ -86,7 +94,9 @@ export async function startProviderModule(
     provider: module.get(LookupProvider),
     adapter: module.get(LookupProvider) as SandboxAdapter | HlrLookupsAdapter,
     store: module.get(LookupCacheStore),
+    eraser: module.get(LookupCacheEraser),
     health: module.get(ProviderHealth),
+    scrape: (name) => module.get(Metrics).registry.getSingleMetricAsString(name),
     close: () => module.close(),
   };
 }

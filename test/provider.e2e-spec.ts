@@ -234,7 +234,7 @@ describe('LookupService with the Redis cache store', () => {
       await first.lookupAnswers(UK.absent, ALL);
       await second.lookupAnswers(UK.absent, ALL); // now in second's in-process tier
       sim.resetStats();
-      await expect(first.lookups.forget(UK.absent)).resolves.toBe(5); // three v4 records, the v3 answer, the plain v2 one
+      await expect(first.eraser.forget(UK.absent)).resolves.toBe(5); // three v4 records, the v3 answer, the plain v2 one
       // Only the erasure's mark is left under the number's keyed hash (it refuses cache writes that started
       // before the erasure, for an hour); no record.
       const hash = keyedHash(first.config.dataHashKey, UK.absent);

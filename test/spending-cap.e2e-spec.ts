@@ -67,8 +67,9 @@ describe('the daily spending cap (daily_credit_limit)', () => {
     const quote = await request(t.http).post('/api/v1/filter/bulk/quote').set(account.auth).send({ phones: [TEST_NUMBERS.connected, TEST_NUMBERS.absent, TEST_NUMBERS.ported, TEST_NUMBERS.undetermined] }).expect(200);
     expect(quote.body).toEqual({ total: 4, billable: 4, invalid: 0, cost: 16, balance: 1000, sufficient: false });
 
+    // The job reserves the whole 12 and gives back its failed entry's 4 when it fails: spent today ends at 8. (No call
+    // is asked for between the two: the job's worker may already have given the 4 back, as a CI run's loaded pass saw.)
     const { body } = await submit([TEST_NUMBERS.connected, TEST_NUMBERS.failing, TEST_NUMBERS.absent]).expect(202);
-    expectError(await filter(account), 402, 'SPENDING_LIMIT_REACHED');
     const job = await waitForBulkJob(t.http, account.auth, body.id);
     expect(job).toMatchObject({ charged: 12, refunded: 4 });
     expect(await spentToday(t, account)).toBe(8);

@@ -4,37 +4,37 @@ import { AuthModule } from '../auth/auth.module';
 import { CreditsModule } from '../credits/credits.module';
 import { BulkPrivacyModule } from '../bulk/bulk-privacy.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
-import { ProviderModule } from '../provider/provider.module';
+import { LookupCacheModule } from '../provider/lookup-cache.module';
 import { WatchlistPrivacyModule } from '../watchlists/watchlist-privacy.module';
 import { OutboxPrivacyModule } from '../webhooks/outbox-privacy.module';
 import { RiskStoreModule } from '../risk/risk-store.module';
-import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { SettingsModule } from '../settings/settings.module';
 import { AuditModule } from '../audit/audit.module';
-import { AdminTokenGuard } from './admin-token.guard';
-import { AdminController } from './admin.controller';
+import { NumberErasuresModule } from '../erasures/number-erasures.module';
 import { AdminService } from './admin.service';
 import { ErasureService } from './erasure.service';
 
+/**
+ * The admin operations, without HTTP: what the admin CLI loads (AdminHttpModule adds the routes).
+ * Nothing here may bring express, Swagger or a controller into the CLI (admin-cli-graph.spec.ts).
+ */
 @Module({
-  // RateLimitModule: the failed-authentication limit that wrong admin tokens count against, like wrong keys.
   imports: [
     AccountsModule,
     AuditModule,
     AuthModule,
     CreditsModule,
-    RateLimitModule,
     SettingsModule,
     // The stores an erasure reaches, each through its owner (no timers or workers: the admin CLI runs this too).
     BulkPrivacyModule,
     IdempotencyModule,
-    ProviderModule,
+    LookupCacheModule,
     WatchlistPrivacyModule,
     OutboxPrivacyModule,
     RiskStoreModule,
+    NumberErasuresModule,
   ],
-  controllers: [AdminController],
-  providers: [AdminService, AdminTokenGuard, ErasureService],
+  providers: [AdminService, ErasureService],
   exports: [AdminService],
 })
 export class AdminModule {}

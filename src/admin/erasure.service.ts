@@ -1,11 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/errors';
+import { erasureHashes } from '../common/number-hash';
+import { AppConfig } from '../config/app-config';
+import { NumberErasures } from '../erasures/number-erasures';
 import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
 import { CreditsService } from '../credits/credits.service';
 import { TransactionHost, type TypeOrmTx } from '../database/transactions';
 import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { LookupService } from '../provider/lookup.service';
+import { LookupCacheEraser } from '../provider/lookup-cache-eraser';
 import { WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
 import { OutboxPrivacyService } from '../webhooks/outbox-privacy.service';
 import { RiskRecords } from '../risk/risk-records';
@@ -45,15 +48,22 @@ export class ErasureService {
     private readonly bulk: BulkPrivacyService,
     private readonly watchlists: WatchlistPrivacyService,
     private readonly idempotency: IdempotencyService,
-    private readonly lookups: LookupService,
+    private readonly lookups: LookupCacheEraser,
     private readonly outbox: OutboxPrivacyService,
     private readonly risk: RiskRecords,
     private readonly credits: CreditsService,
     private readonly txHost: TransactionHost<TypeOrmTx>,
+    private readonly tombstones: NumberErasures,
+    private readonly config: AppConfig,
   ) {}
 
-  /** `e164`: already normalised. */
+  /**
+   * `e164`: already normalised. The tombstones first (no insert of the number lands from then on but
+   * those that began after the erasure completes), the stores, then the tombstones say it is complete.
+   * An erasure that stops half-way leaves them open: the number stays refused until it is run again.
+   */
   async erase(e164: string): Promise<ErasureCounts> {
+    const erasure = await this.tombstones.begin(erasureHashes(this.config.dataHashKey, e164));
     // The cache first and last: a lookup answered meanwhile may have cached the number again.
     const cachedBefore = await this.forget(e164);
     const watched = await this.eraseWatched(e164);
@@ -67,7 +77,9 @@ export class ErasureService {
       callback_events_deleted: await this.outbox.eraseNumber(e164),
       ...(await this.eraseRisk(e164)),
     };
-    return { ...counts, lookup_cache_entries_deleted: cachedBefore + (await this.forget(e164)) };
+    const cachedAfter = await this.forget(e164);
+    await this.tombstones.complete(erasure);
+    return { ...counts, lookup_cache_entries_deleted: cachedBefore + cachedAfter };
   }
 
   /**

@@ -5,7 +5,7 @@ import { preProcessFile } from 'typescript';
 
 /**
  * The shape of src/ (docs/architecture.md, "The shape of src/"): common/ is the ground floor, which
- * imports no other folder, and checks/ and metrics/ are leaves, which import only the ground floor; no two folders import each other
+ * imports no other folder, and checks/, erasures/ and metrics/ are leaves, which import only the ground floor; no two folders import each other
  * (a cycle means an orchestrator is missing); the answer without billing lives in provider/, so no
  * feature reaches into filter/; no file imports itself back through any chain of imports; and
  * provider/ is built in layers (PROVIDER_LAYERS) that import only the layers below. main.ts and
@@ -13,7 +13,7 @@ import { preProcessFile } from 'typescript';
  */
 const SRC = join(__dirname, '..');
 /** Leaves: they stand on the ground floor (common/) and import nothing else. */
-const LEAVES = ['checks', 'metrics'];
+const LEAVES = ['checks', 'erasures', 'metrics'];
 
 /**
  * provider/'s parts, lowest first: a file imports its own part and the parts below it. `(face)` is
@@ -35,10 +35,11 @@ const PROVIDER_FACE = ['(face)', '(module)', 'port'];
 /**
  * risk/ is an orchestrator like filter/ (docs/architecture.md): it imports the leaves it asks (and auth/'s
  * customer-API decorator, like every /api/v1 controller), and nothing imports its routes or service:
- * others reach only its records (retention and erasure), through these files.
+ * others reach only its records (retention and erasure) and its verdict without billing (bulk jobs
+ * with `risk: true`, and the verdict's one response shape), through these files.
  */
-const RISK_IMPORTS = ['auth', 'checks', 'common', 'config', 'credits', 'idempotency', 'provider', 'settings'];
-const RISK_OPEN_TO_OTHERS = ['risk/risk-store.module.ts', 'risk/risk-records.ts'];
+const RISK_IMPORTS = ['auth', 'checks', 'common', 'config', 'credits', 'erasures', 'idempotency', 'provider', 'settings'];
+const RISK_OPEN_TO_OTHERS = ['risk/risk-store.module.ts', 'risk/risk-records.ts', 'risk/risk-verdict.module.ts', 'risk/risk-verdicts.ts', 'risk/dto/risk.dto.ts'];
 
 /** Imports of risk/ files from outside it that are not its records. */
 function riskBreaks(graph: ReadonlyMap<string, readonly string[]>): string[] {

@@ -30,6 +30,7 @@ const OWNER: Record<string, string> = {
   account_events: 'webhooks',
   admin_audit: 'audit',
   risk_feedback: 'risk',
+  number_erasures: 'erasures',
 };
 
 /**

@@ -27,10 +27,17 @@ export const BulkBody = createParamDecorator((_data: unknown, context: Execution
   const options: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(request.query)) {
     // Unknown parameters are kept, so validation refuses them by name like unknown JSON fields.
-    options[name] = name === 'max_age' && typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : value;
+    options[name] = queryValue(name, value);
   }
   return { ...options, phones: entries };
 });
+
+/** A query parameter as its JSON field would be: `max_age` a number, `risk` a boolean (`true` or `false`); anything else as sent, for validation to refuse. */
+function queryValue(name: string, value: unknown): unknown {
+  if (name === 'max_age' && typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  if (name === 'risk' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
 
 /** The global pipe skips custom decorators; this runs it on the body BulkBody built, as on any JSON body. */
 @Injectable()

@@ -5,9 +5,13 @@ import type { ReportedAnswer } from '../checks/phone-answer.dto';
 import { NO_KEY_ABOVE } from '../common/keyset-page';
 import type { StoredProvenance } from '../checks/provenance';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { erasedSince, numberWrites } from '../erasures/number-erasures';
+import { OWN_SHAPE_MASK } from './bulk-privacy.repository';
+import { ERASED_BEFORE_LOOKUP_FAILURE } from './bulk-privacy.service';
 import type { EnabledChecks } from '../checks/checks';
 import type { CsvLayout } from '../checks/csv-layout';
-import type { BulkStatus } from './dto/bulk.dto';
+import type { BulkEntryErrorCode, BulkStatus } from './dto/bulk.dto';
+import type { RiskVerdictDto } from '../risk/dto/risk.dto';
 import type { PlannedEntry } from './plan';
 
 export interface BulkJob {
@@ -21,8 +25,10 @@ export interface BulkJob {
   costPerEntry: number;
   cost: number;
   checks: EnabledChecks;
-  /** Its CSV's columns, fixed at submission. */
+  /** Its CSV's columns, fixed at submission (with the risk verdict's when `riskVerdict`). */
   csvLayout: CsvLayout;
+  /** Submitted with `risk: true`: each entry also gets the risk verdict, priced in `costPerEntry`. */
+  riskVerdict: boolean;
   source: string;
   callbackUrl: string | null;
   reservationId: string | null;
@@ -35,7 +41,7 @@ export interface BulkJob {
   completedAt: Date | null;
 }
 
-export type EntryErrorCode = 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
+export type EntryErrorCode = BulkEntryErrorCode;
 
 export interface BulkEntry {
   phone: string;
@@ -43,12 +49,14 @@ export interface BulkEntry {
   result: ReportedAnswer | null;
   /** Which provider answered each check of `result`, and when (null without a result, or for entries answered before it was kept). */
   answeredBy: StoredProvenance | null;
+  /** The risk verdict, with `result`, in a job submitted with `risk: true`. */
+  risk: RiskVerdictDto | null;
   error: { code: EntryErrorCode; message: string } | null;
 }
 
 /** The answer for one distinct number of a job, written to every pending entry with that number. */
 export type PhoneAnswer =
-  | { phone: string; result: ReportedAnswer; answeredBy: StoredProvenance | null }
+  | { phone: string; result: ReportedAnswer; answeredBy: StoredProvenance | null; risk?: RiskVerdictDto }
   | { phone: string; error: { code: EntryErrorCode; message: string } };
 
 export interface NewBulkJob {
@@ -61,6 +69,7 @@ export interface NewBulkJob {
   costPerEntry: number;
   checks: EnabledChecks;
   csvLayout: CsvLayout;
+  riskVerdict: boolean;
   source: string;
   callbackUrl: string | null;
   chunks: number;
@@ -73,7 +82,7 @@ export interface NewBulkJob {
 export class IdempotencyKeyTaken extends Error {}
 
 const JOB_COLUMNS = `id, seq, account_id, status, total, processed, charged_entries, cost_per_entry, cost, checks, csv_layout, source,
-  callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at`;
+  callback_url, reservation_id, chunks, max_age_seconds, request_hash, created_at, completed_at, risk_verdict`;
 
 @Injectable()
 export class BulkJobsRepository {
@@ -81,6 +90,14 @@ export class BulkJobsRepository {
     @InjectDataSource() private readonly db: DataSource,
     private readonly txHost: TransactionHost<TypeOrmTx>,
   ) {}
+
+  /**
+   * First in the submit's transaction (before the key's lock and the reservation): an erasure under way
+   * waits for this submission to commit, or this submission sees its tombstones (`insert`).
+   */
+  async guardNumberWrites(): Promise<void> {
+    await numberWrites.guard(joinedTransaction(this.txHost));
+  }
 
   /**
    * Serializes twins on an Idempotency-Key in the caller's transaction (BulkService.submit), before
@@ -108,8 +125,8 @@ export class BulkJobsRepository {
       const invalid = job.entries.filter((entry) => !entry.valid).length;
       const [row] = await transaction.query(
         `INSERT INTO bulk_jobs (id, account_id, total, processed, charged_entries, cost_per_entry, cost, checks, source, callback_url,
-                                reservation_id, chunks, max_age_seconds, idempotency_key, request_hash, csv_layout)
-         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                                reservation_id, chunks, max_age_seconds, idempotency_key, request_hash, csv_layout, risk_verdict)
+         VALUES ($1, $2, $3, $4, $5::int, $6::int, $5::bigint * $6::int, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
          ON CONFLICT ON CONSTRAINT bulk_jobs_idempotency_key_unique DO NOTHING
          RETURNING ${JOB_COLUMNS}`,
         [
@@ -128,6 +145,7 @@ export class BulkJobsRepository {
           job.idempotency?.key ?? null,
           job.idempotency?.requestHash ?? null,
           JSON.stringify({ answer: job.csvLayout.answer, answered_by: job.csvLayout.answeredBy }),
+          job.riskVerdict,
         ],
       );
       if (!row) throw new IdempotencyKeyTaken();
@@ -149,6 +167,20 @@ export class BulkJobsRepository {
           job.entries.map((e) => e.reference ?? null),
           job.phoneHashes,
         ],
+      );
+      // An entry of a number erased since this transaction began (docs/privacy.md, "Erasure") is left as
+      // the erasure leaves one: masked, no hash, and (if it was to be looked up) failed, so refunded when
+      // the job completes like any failed lookup. Same transaction: the number is never committed.
+      await transaction.query(
+        `WITH erased AS (
+           UPDATE bulk_entries SET phone = ${OWN_SHAPE_MASK('bulk_entries.phone')}, phone_hash = '',
+                  error_code = CASE WHEN chunk IS NULL THEN error_code ELSE $2 END,
+                  error_message = CASE WHEN chunk IS NULL THEN error_message ELSE $3 END,
+                  done_at = COALESCE(done_at, now())
+            WHERE job_id = $1 AND phone_hash <> '' AND ${erasedSince('bulk_entries.phone_hash')}
+            RETURNING chunk IS NOT NULL AS pending)
+         UPDATE bulk_jobs SET processed = processed + (SELECT count(*) FROM erased WHERE pending) WHERE id = $1`,
+        [job.id, ERASED_BEFORE_LOOKUP_FAILURE.code, ERASED_BEFORE_LOOKUP_FAILURE.message],
       );
       return toJob(row);
     }
@@ -200,11 +232,12 @@ export class BulkJobsRepository {
       reference: string | null;
       result: ReportedAnswer | null;
       answered_by: StoredProvenance | null;
+      risk: RiskVerdictDto | null;
       error_code: EntryErrorCode | null;
       error_message: string | null;
     }> =
       await this.db.query(
-        `SELECT phone, reference, result, answered_by, error_code, error_message FROM bulk_entries
+        `SELECT phone, reference, result, answered_by, risk, error_code, error_message FROM bulk_entries
           WHERE job_id = $1 AND ($2::boolean = false OR done_at IS NOT NULL)
           ORDER BY idx`,
         [jobId, onlyDone],
@@ -214,12 +247,22 @@ export class BulkJobsRepository {
       reference: row.reference,
       result: row.result,
       answeredBy: row.answered_by,
+      risk: row.risk,
       error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     }));
   }
 
   async markProcessing(jobId: string): Promise<void> {
     await this.db.query(`UPDATE bulk_jobs SET status = 'processing', started_at = now() WHERE id = $1 AND status = 'queued'`, [jobId]);
+  }
+
+  /** The job's distinct numbers to look up (its list, for the runs within it); a number erased meanwhile is left out. */
+  async listNumbers(jobId: string): Promise<string[]> {
+    const rows: Array<{ phone: string }> = await this.db.query(
+      `SELECT DISTINCT phone FROM bulk_entries WHERE job_id = $1 AND chunk IS NOT NULL AND phone_hash IS DISTINCT FROM ''`,
+      [jobId],
+    );
+    return rows.map((row) => row.phone);
   }
 
   /** The chunk's distinct numbers that still have an entry without an answer. */
@@ -241,10 +284,10 @@ export class BulkJobsRepository {
     if (answers.length === 0) return 0;
     const rows: Array<{ written: string }> = await this.db.query(
       `WITH answer AS (
-         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, answered_by json, error_code text, error_message text)),
+         SELECT * FROM json_to_recordset($2::json) AS a(phone text, result json, answered_by json, risk json, error_code text, error_message text)),
        written AS (
          UPDATE bulk_entries e
-            SET result = answer.result, answered_by = answer.answered_by, error_code = answer.error_code, error_message = answer.error_message, done_at = now()
+            SET result = answer.result, answered_by = answer.answered_by, risk = answer.risk, error_code = answer.error_code, error_message = answer.error_message, done_at = now()
            FROM answer
           WHERE e.job_id = $1 AND e.phone = answer.phone AND e.done_at IS NULL AND e.chunk IS NOT NULL
          RETURNING 1),
@@ -256,8 +299,8 @@ export class BulkJobsRepository {
         JSON.stringify(
           answers.map((answer) =>
             'result' in answer
-              ? { phone: answer.phone, result: answer.result, answered_by: answer.answeredBy, error_code: null, error_message: null }
-              : { phone: answer.phone, result: null, answered_by: null, error_code: answer.error.code, error_message: answer.error.message },
+              ? { phone: answer.phone, result: answer.result, answered_by: answer.answeredBy, risk: answer.risk ?? null, error_code: null, error_message: null }
+              : { phone: answer.phone, result: null, answered_by: null, risk: null, error_code: answer.error.code, error_message: answer.error.message },
           ),
         ),
       ],
@@ -265,11 +308,11 @@ export class BulkJobsRepository {
     return Number(rows[0].written);
   }
 
-  /** Entries still without an answer, and the lookups that failed (to refund). */
+  /** Entries still without an answer, and those that failed (to refund): the lookup, or the risk verdict of a job with `risk: true`. */
   async outcomeCounts(jobId: string): Promise<{ pending: number; failed: number }> {
     const rows: Array<{ pending: string; failed: string }> = await this.db.query(
       `SELECT count(*) FILTER (WHERE done_at IS NULL) AS pending,
-              count(*) FILTER (WHERE error_code = 'PROVIDER_UNAVAILABLE') AS failed
+              count(*) FILTER (WHERE error_code IN ('PROVIDER_UNAVAILABLE', 'SERVICE_UNAVAILABLE')) AS failed
          FROM bulk_entries WHERE job_id = $1`,
       [jobId],
     );
@@ -309,6 +352,7 @@ interface JobRow {
   request_hash: string | null;
   created_at: Date;
   completed_at: Date | null;
+  risk_verdict: boolean;
 }
 
 function toJob(row: JobRow): BulkJob {
@@ -323,7 +367,8 @@ function toJob(row: JobRow): BulkJob {
     costPerEntry: row.cost_per_entry,
     cost: Number(row.cost),
     checks: row.checks,
-    csvLayout: { answer: row.csv_layout.answer, answeredBy: row.csv_layout.answered_by },
+    csvLayout: { answer: row.csv_layout.answer, answeredBy: row.csv_layout.answered_by, risk: row.risk_verdict },
+    riskVerdict: row.risk_verdict,
     source: row.source,
     callbackUrl: row.callback_url,
     reservationId: row.reservation_id === null ? null : String(row.reservation_id),

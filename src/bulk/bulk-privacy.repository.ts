@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
  * erasure. The jobs themselves (counts, cost, their ledger rows) stay.
  */
 /** The stored form (full-width digits read as digits) with its last four digits hidden, its shape kept. */
-const OWN_SHAPE_MASK = (column: string) => {
+export const OWN_SHAPE_MASK = (column: string) => {
   let reversed = `reverse(normalize(${column}, NFKC))`;
   for (let i = 0; i < 4; i += 1) reversed = `regexp_replace(${reversed}, '[0-9]', '*')`;
   return `reverse(${reversed})`;
@@ -72,7 +72,8 @@ export class BulkPrivacyRepository {
    * (`hashes`, src/common/number-hash.ts) through their index: an entry still waiting for its lookup is
    * answered as failed now (refunded when its job completes, like any failed lookup; the worker's write
    * of an answer requires an unanswered entry of the number, so a chunk in flight writes nothing back),
-   * then every entry holding the number, in any form, keeps only a masked form and no hash (`hashes[0]`,
+   * then every entry holding the number, in any form, keeps only a masked form, no hash and no risk verdict (whose
+   * reasons name the number's range and block of ten) (`hashes[0]`,
    * the number's own, gives the number's mask; a national reading, the stored form's own shape masked). Rows
    * written before the hash column and not hashed yet (`hashUnhashed`) are matched as before, among
    * those only (their partial index). The entries changed.
@@ -91,13 +92,13 @@ export class BulkPrivacyRepository {
       // reading does not say its country, so such a form keeps its own shape with its last four digits hidden
       // (`07400 170005` → `07400 17****`), never the mask of the erased number (which may show another country).
       const [hashed]: [unknown[], number] = await em.query(
-        `UPDATE bulk_entries SET phone_hash = '',
+        `UPDATE bulk_entries SET phone_hash = '', risk = NULL,
                 phone = CASE WHEN phone_hash = $1[1] THEN $2 ELSE ${OWN_SHAPE_MASK('phone')} END
           WHERE phone_hash = ANY($1::text[]) RETURNING 1`,
         [hashes, masked],
       );
       const [legacy]: [unknown[], number] = await em.query(
-        `UPDATE bulk_entries SET phone = $2, phone_hash = ''
+        `UPDATE bulk_entries SET phone = $2, phone_hash = '', risk = NULL
           WHERE phone_hash IS NULL AND regexp_replace(phone, '[^0-9]', '', 'g') ~ ('^(00)?' || $1 || '$') RETURNING 1`,
         [e164.slice(1), masked],
       );

@@ -8,6 +8,8 @@ import { BulkPrivacyRepository } from './bulk-privacy.repository';
 
 /** Why an entry erased before its lookup has no answer (it is refunded like any failed lookup). */
 export const ERASED_BEFORE_LOOKUP = 'This number was erased on request before it was looked up; its credits are refunded.';
+/** The error an entry erased before its lookup is answered with. */
+export const ERASED_BEFORE_LOOKUP_FAILURE = { code: 'PROVIDER_UNAVAILABLE', message: ERASED_BEFORE_LOOKUP } as const;
 
 /** The bulk side of retention and erasure (docs/privacy.md); no timers here, so the admin CLI can use it. */
 @Injectable()
@@ -33,7 +35,7 @@ export class BulkPrivacyService {
   }
 
   eraseNumber(e164: string): Promise<number> {
-    return this.records.eraseNumber(erasureHashes(this.config.dataHashKey, e164), e164, maskPhone(e164), { code: 'PROVIDER_UNAVAILABLE', message: ERASED_BEFORE_LOOKUP });
+    return this.records.eraseNumber(erasureHashes(this.config.dataHashKey, e164), e164, maskPhone(e164), ERASED_BEFORE_LOOKUP_FAILURE);
   }
 
   /**

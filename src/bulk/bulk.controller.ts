@@ -27,7 +27,7 @@ import { BulkAcceptedDto, BulkEntriesDeletedDto, BulkEntryInputDto, BulkJobDto, 
 const CSV_BODY = {
   description:
     'A header row naming a `phone` column and optionally a `reference` column (any order; other columns are ignored), then ' +
-    'one entry per row, 1 to 1,000 rows, RFC 4180 quoting. `source`, `callback_url` and `max_age` go in the query string. ' +
+    'one entry per row, 1 to 1,000 rows, RFC 4180 quoting. `source`, `callback_url`, `max_age` and `risk` go in the query string. ' +
     'Errors name the line: `CSV line 7: …`.',
   example: 'phone,reference\r\n+14155552671,crm-contact-1842\r\n+44 7400 123456,crm-contact-1843\r\n',
 };
@@ -46,6 +46,7 @@ function CsvQueryParameters(): MethodDecorator {
     ApiQuery({ name: 'source', required: false, type: String, description: 'text/csv bodies only: as `source` of the JSON body.' })(target, key, descriptor);
     ApiQuery({ name: 'callback_url', required: false, type: String, description: 'text/csv bodies only: as `callback_url` of the JSON body.' })(target, key, descriptor);
     ApiQuery({ name: 'max_age', required: false, type: Number, description: 'text/csv bodies only: as `max_age` of the JSON body.' })(target, key, descriptor);
+    ApiQuery({ name: 'risk', required: false, type: Boolean, description: 'text/csv bodies only: as `risk` of the JSON body (`true` or `false`).' })(target, key, descriptor);
   };
 }
 
@@ -162,6 +163,7 @@ export class BulkController {
       '`phone`, `reference`, the six fields of the answer (always, as in the JSON results), the fields the job\'s other checks add, ' +
       '`error_code`, `error_message`, then per check of the job `<check>_provider` and `<check>_observed_at` (which provider ' +
       'answered it and when; empty when it did not answer the entry). With every check enabled: {{checks.csv_header}}. ' +
+      'A job submitted with `risk: true` ends with `risk_score`, `risk_level`, `risk_recommendation` and `risk_reasons` (the reason codes, strongest first, separated by spaces). ' +
       'Text a spreadsheet would run as a formula is prefixed with an apostrophe. Until the job has completed: 409 NOT_READY with `Retry-After` (an unknown job is 404 NOT_FOUND).',
   })
   @ApiProduces('text/csv')

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module';
 import { ProviderModule } from '../provider/provider.module';
+import { RiskVerdictModule } from '../risk/risk-verdict.module';
 import { SettingsModule } from '../settings/settings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { BulkJobsRepository } from './bulk-jobs.repository';
@@ -14,7 +15,7 @@ import { ChunkLeases } from './chunk-leases';
 import { ChunkLeasesRepository } from './chunk-leases.repository';
 
 @Module({
-  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule, BulkPrivacyModule],
+  imports: [SettingsModule, CreditsModule, ProviderModule, WebhooksModule, BulkPrivacyModule, RiskVerdictModule],
   controllers: [BulkController],
   providers: [BulkJobsRepository, ChunkLeasesRepository, ChunkLeases, BulkQueue, BulkService, BulkProcessor, BulkMetrics],
 })

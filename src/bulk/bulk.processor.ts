@@ -4,7 +4,7 @@ import { AppError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { CreditsService } from '../credits/credits.service';
 import { LookupService } from '../provider/lookup.service';
-import { CheckRegistry } from '../checks/check-registry';
+import { CheckRegistry, type NumberReport } from '../checks/check-registry';
 import type { CheckOptions } from '../checks/check-definition';
 import type { EnabledChecks } from '../checks/checks';
 import { provenanceOf } from '../checks/provenance';
@@ -15,9 +15,13 @@ import { BulkQueue, ChunkTask } from './bulk-queue';
 import type { ChunkLease } from './chunk-leases';
 import { EventsService } from '../webhooks/events.service';
 import { ConcurrencyLimit } from '../common/concurrency-limit';
+import { RiskVerdicts } from '../risk/risk-verdicts';
 
 export const ENTRY_LOOKUP_FAILED =
   'The lookup network did not answer for this number. Its credits were refunded; submit it again later.';
+
+export const ENTRY_VERDICT_FAILED =
+  'The risk counters could not be reached, so no risk verdict was made for this number. Its credits were refunded; submit it again later.';
 
 export const ENTRY_GIVEN_UP =
   'This number could not be processed: its part of the job failed every attempt. Its credits were refunded; submit it again later.';
@@ -27,6 +31,9 @@ const WRITE_BATCH_SIZE = 100;
 const WRITE_WINDOW_MS = 250;
 
 type ChunkOutcome = 'done' | 'yielded' | 'stopping' | 'lost';
+
+/** A number answered, with the checks' answers themselves (what a risk verdict reads before the cache). */
+type LookedUp = Extract<PhoneAnswer, { result: unknown }> & { answers: NumberReport['answers'] };
 
 /**
  * Works the queue on this instance: looks up a chunk's pending numbers through LookupService.lookUp
@@ -48,6 +55,7 @@ export class BulkProcessor implements OnApplicationBootstrap {
     private readonly accountSettings: SettingsService,
     private readonly events: EventsService,
     private readonly registry: CheckRegistry,
+    private readonly verdicts: RiskVerdicts,
     private readonly clock: Clock,
     config: AppConfig,
   ) {
@@ -109,6 +117,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
     const sliceEnds = this.clock.now() + this.queue.chunkSliceMs;
     let outcome: ChunkOutcome = 'done';
     const checkOptions = await this.optionsOf(job.accountId);
+    // The whole list, not only this chunk: runs are counted within the job (docs/sms-pumping.md "Bulk jobs").
+    const list = job.riskVerdict && phones.length > 0 ? this.verdicts.listOf(await this.jobs.listNumbers(job.id)) : undefined;
     await Promise.all(
       phones.map((phone) =>
         this.limit.run(async () => {
@@ -116,7 +126,8 @@ export class BulkProcessor implements OnApplicationBootstrap {
           else if (lease.lost) outcome = 'lost';
           else if (this.clock.now() > sliceEnds) outcome = outcome === 'done' ? 'yielded' : outcome;
           if (outcome !== 'done') return;
-          writer.add(await this.answer(phone, job.checks, job.maxAgeSeconds, checkOptions));
+          const answer = await this.answer(phone, job.checks, job.maxAgeSeconds, checkOptions);
+          writer.add(list && 'answers' in answer ? await this.withVerdict(job, answer, list) : answer);
         }),
       ),
     );
@@ -134,10 +145,10 @@ export class BulkProcessor implements OnApplicationBootstrap {
     }
   }
 
-  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null, checkOptions: CheckOptions | undefined): Promise<PhoneAnswer> {
+  private async answer(phone: string, checks: EnabledChecks, maxAgeSeconds: number | null, checkOptions: CheckOptions | undefined): Promise<LookedUp | Extract<PhoneAnswer, { error: unknown }>> {
     try {
       const report = await this.lookups.lookUp(phone, checks, { lane: 'batch', maxAgeSeconds: maxAgeSeconds ?? undefined, checkOptions });
-      return { phone, result: this.registry.toReportedAnswer(report), answeredBy: provenanceOf(report.answers) };
+      return { phone, result: this.registry.toReportedAnswer(report), answeredBy: provenanceOf(report.answers), answers: report.answers };
     } catch (error) {
       if (!(error instanceof AppError && error.code === 'PROVIDER_UNAVAILABLE')) {
         this.logger.error(`Lookup in a bulk job failed unexpectedly (answered PROVIDER_UNAVAILABLE, refunded): ${(error as Error).stack}`);
@@ -147,7 +158,25 @@ export class BulkProcessor implements OnApplicationBootstrap {
   }
 
   /**
-   * Once every entry has its answer: refund the failed lookups (one REFUND of the reservation,
+   * A looked-up entry of a job with `risk: true`, with its verdict (RiskVerdicts.ofListEntry: the job's
+   * own answers, the counters read but not fed, the runs within the list). No verdict, no answer: the entry
+   * fails SERVICE_UNAVAILABLE and is refunded whole, like a failed lookup.
+   */
+  private async withVerdict(job: BulkJob, answer: LookedUp, list: ReturnType<RiskVerdicts['listOf']>): Promise<PhoneAnswer> {
+    const { phone, result, answeredBy, answers } = answer;
+    try {
+      const risk = await this.verdicts.ofListEntry(job.accountId, { e164: phone, source: job.source, answered: answers }, list);
+      return { phone, result, answeredBy, risk };
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'SERVICE_UNAVAILABLE')) {
+        this.logger.error(`Risk verdict in a bulk job failed unexpectedly (answered SERVICE_UNAVAILABLE, refunded): ${(error as Error).stack}`);
+      }
+      return { phone, error: { code: 'SERVICE_UNAVAILABLE', message: ENTRY_VERDICT_FAILED } };
+    }
+  }
+
+  /**
+   * Once every entry has its answer: refund the failed entries (one REFUND of the reservation,
    * exactly once), then mark the job completed (so a client that sees `completed` sees the final
    * balance), then record the callback in the outbox of webhooks/ (to callback_url, or as a
    * bulk.completed event to the account's webhook_url), which delivers it. Each step is idempotent, so any chunk may run it, as often as a crash makes it.
@@ -155,14 +184,16 @@ export class BulkProcessor implements OnApplicationBootstrap {
   private async finish(job: BulkJob): Promise<void> {
     const { pending, failed } = await this.jobs.outcomeCounts(job.id);
     if (pending > 0) return;
+    // An entry fails by its lookup or, in a job with `risk: true`, by its verdict: refunded whole either way.
+    const failedEntries = `${failed} ${failed === 1 ? 'entry' : 'entries'} failed`;
     if (failed > 0 && job.reservationId) {
       await this.credits.refundPart(job.reservationId, failed * job.costPerEntry, {
         reference: `bulk:${job.id}:refund`,
-        reason: `bulk job ${job.id}: ${failed} lookup(s) failed`,
+        reason: `bulk job ${job.id}: ${failedEntries}`,
       });
     }
     const completedNow = await this.jobs.markCompleted(job.id);
-    if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failed} lookup(s) failed`);
+    if (completedNow) this.logger.log(`Bulk job ${job.id} completed: ${job.total} entries, ${failedEntries}`);
     const completion = { id: job.id, status: 'completed', total: job.total };
     if (job.callbackUrl) await this.events.callback(job.accountId, 'bulk.completed', job.callbackUrl, completion, `bulk.callback:${job.id}`);
     else if (await this.accountSettings.webhookUrl(job.accountId)) await this.events.bulkCompleted(job.accountId, completion);

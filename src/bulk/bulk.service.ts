@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { HashKey, requestHash, RequestHash } from '../common/keyed-hash';
 import type { AuthenticatedAccount } from '../auth/authenticated-account';
 import { CheckRegistry } from '../checks/check-registry';
+import { RISK_VERDICT } from '../checks/priced-calls';
 import type { EnabledChecks } from '../checks/checks';
 import { csvCells, csvHeader } from '../checks/csv-layout';
 import { showProvenance } from '../checks/provenance';
@@ -88,7 +89,8 @@ export class BulkService {
       chargedEntries: plan.validCount,
       costPerEntry: cost,
       checks,
-      csvLayout: this.registry.csvLayout(checks),
+      csvLayout: { ...this.registry.csvLayout(checks), risk: request.risk === true },
+      riskVerdict: request.risk === true,
       source,
       callbackUrl: request.callback_url ?? null,
       chunks: plan.chunks,
@@ -98,6 +100,7 @@ export class BulkService {
     };
     // One transaction opened here and joined by bulk's, credits' and the queue's statements.
     const creating = this.txHost.withTransaction(async () => {
+      await this.jobs.guardNumberWrites();
       if (idempotency) await this.jobs.lockIdempotencyKey(account.accountId, idempotency.key);
       const reservation =
         amount === 0
@@ -127,11 +130,15 @@ export class BulkService {
     return { total: plan.entries.length, billable: plan.validCount, invalid: plan.entries.length - plan.validCount, cost: amount, balance, sufficient };
   }
 
-  /** The checks of submit and quote alike: the callback address, at least one check enabled; then the plan. */
+  /**
+   * The checks of submit and quote alike: the callback address, at least one check enabled; then the plan,
+   * and the cost of one billable entry: its checks, plus the risk verdict's price with `risk: true`.
+   */
   private async prepare(account: AuthenticatedAccount, request: BulkRequestDto): Promise<{ plan: JobPlan; checks: EnabledChecks; cost: number }> {
     requireCallbackUrl('callback_url', request.callback_url, this.callbackPolicy);
     const { checks, cost } = await this.settings.requireChecks(account.accountId);
-    return { plan: planJob(request.phones, this.chunkSize), checks, cost };
+    const verdictPrice = request.risk === true ? this.registry.callPrice(RISK_VERDICT) : 0;
+    return { plan: planJob(request.phones, this.chunkSize), checks, cost: cost + verdictPrice };
   }
 
   async get(account: AuthenticatedAccount, id: string): Promise<BulkJobDto> {
@@ -143,7 +150,7 @@ export class BulkService {
       results: entries.map((entry): BulkEntryDto => ({
         phone: entry.phone,
         ...(entry.reference === null ? {} : { reference: entry.reference }),
-        ...(entry.result ? { result: entry.result, answered_by: showProvenance(entry.answeredBy) } : { error: entry.error! }),
+        ...(entry.result ? { result: entry.result, answered_by: showProvenance(entry.answeredBy), ...(entry.risk ? { risk: entry.risk } : {}) } : { error: entry.error! }),
       })),
     };
   }
@@ -212,6 +219,8 @@ function bulkRequestHash(request: BulkRequestDto, key: HashKey): RequestHash {
     source: request.source ?? null,
     callback_url: request.callback_url ?? null,
     max_age: request.max_age ?? null,
+    // Only when asked: a request without it hashes as it did before the option existed.
+    ...(request.risk === true ? { risk: true } : {}),
   };
   return requestHash(canonical, key);
 }

@@ -1,4 +1,4 @@
-import type { ShownField } from './phone-answer.dto';
+import type { ShownField } from './phone-answer';
 
 /**
  * What a check is: one definition, data only. Everything else (settings, prices, the cache, /filter's

@@ -7,10 +7,12 @@ import { BUILT_IN_CHECKS } from './built-in-checks';
  * contract's fields (the six-field DTO and Swagger examples), not in every module that handles checks.
  * Counted like `grep -rl <name> src` over non-test files outside src/provider/adapters/ and the adapters'
  * descriptors (adapters speak the upstream's protocol per check and declare the checks they answer, by
- * design). Main had 10, 18 and 15 files for the three names.
+ * design). Main had 10, 18 and 15 files for the three names. 7: the six-field answer is one concept in two
+ * files, its rules (phone-answer.ts, which the admin CLI loads) and its OpenAPI description (phone-answer.dto.ts,
+ * which brings Swagger).
  */
 const SRC = join(__dirname, '..');
-const MAX_FILES_PER_NAME = 6;
+const MAX_FILES_PER_NAME = 7;
 /** The adapters' descriptors: what each adapter answers, kept in config/ for start-up and settings to read. */
 const ADAPTER_DESCRIPTORS = join('config', 'upstream-adapters.ts');
 

@@ -2,7 +2,7 @@ import type { CheckAdapter, CheckAnswer, CheckDefinition, CheckRegistration, Fie
 import { costPerCall, EnabledChecks } from './checks';
 import type { CsvLayout } from './csv-layout';
 import { PRICED_CALLS, type PricedCall } from './priced-calls';
-import { phoneAnswerOf, PhoneAnswerDto, ReportedAnswer, SHOWN_FIELDS, ShownField } from './phone-answer.dto';
+import { phoneAnswerOf, type PhoneAnswer, type ReportedAnswer, SHOWN_FIELDS, type ShownField } from './phone-answer';
 
 /** What the checks that ran said about one number, with the numbering plan's facts (free). */
 export interface NumberReport {
@@ -122,7 +122,7 @@ export class CheckRegistry {
    * check leaves its fields neutral. A number not valid for its plan is ABSENT, not looked up; `valid`
    * is false also when the network says ABSENT.
    */
-  toPhoneAnswer(report: NumberReport): PhoneAnswerDto {
+  toPhoneAnswer(report: NumberReport): PhoneAnswer {
     const enabled = report.validForPlan ? this.enabled(report.checks) : [];
     const filled: Partial<Record<ShownField, FieldValue>> = {};
     for (const field of SHOWN_FIELDS) {

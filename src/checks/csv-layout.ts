@@ -12,17 +12,38 @@ export interface CsvLayout {
   readonly answer: readonly string[];
   /** The job's checks (its account's enabled ones at submission), in registration order: the provenance columns. */
   readonly answeredBy: readonly string[];
+  /** Submitted with `risk: true`: the risk verdict's columns (RISK_COLUMNS) come last. */
+  readonly risk?: boolean;
+}
+
+/** The columns of a risk verdict in a bulk job's CSV: its score, level, recommendation and reason codes (strongest first, space-separated). */
+export const RISK_COLUMNS = ['risk_score', 'risk_level', 'risk_recommendation', 'risk_reasons'] as const;
+
+/** What a verdict's cells are made of (the risk verdict of src/risk, as stored with a bulk entry). */
+export interface VerdictCells {
+  score: number;
+  level: string;
+  recommendation: string;
+  reasons: ReadonlyArray<{ code: string }>;
 }
 
 export function csvHeader(layout: CsvLayout): string[] {
-  return ['phone', 'reference', ...layout.answer, 'error_code', 'error_message', ...provenanceColumns(layout.answeredBy)];
+  return ['phone', 'reference', ...layout.answer, 'error_code', 'error_message', ...provenanceColumns(layout.answeredBy), ...(layout.risk ? RISK_COLUMNS : [])];
 }
 
 /** One entry's cells under csvHeader(layout). */
 export function csvCells(
   layout: CsvLayout,
-  entry: { phone: string; reference: string | null; result: Readonly<Record<string, FieldValue>> | null; answeredBy: StoredProvenance | null; error: { code: string; message: string } | null },
+  entry: {
+    phone: string;
+    reference: string | null;
+    result: Readonly<Record<string, FieldValue>> | null;
+    answeredBy: StoredProvenance | null;
+    error: { code: string; message: string } | null;
+    risk?: VerdictCells | null;
+  },
 ): Array<FieldValue | undefined> {
+  const verdict = entry.result ? entry.risk : null;
   return [
     entry.phone,
     entry.reference,
@@ -30,5 +51,6 @@ export function csvCells(
     entry.error?.code,
     entry.error?.message,
     ...provenanceCells(entry.result ? entry.answeredBy : null, layout.answeredBy),
+    ...(layout.risk ? [verdict?.score, verdict?.level, verdict?.recommendation, verdict?.reasons.map((reason) => reason.code).join(' ')] : []),
   ];
 }

@@ -10,6 +10,8 @@ export interface PricedCall {
   /** For people (Swagger, docs). */
   readonly title: string;
   readonly price: ConfiguredNumber;
+  /** Where else the same price is charged, for people (the configuration reference). */
+  readonly alsoCharged?: string;
 }
 
 /** POST /api/v1/risk, and each entry of a bulk job submitted with `risk: true` (docs/sms-pumping.md). */
@@ -17,6 +19,7 @@ export const RISK_VERDICT: PricedCall = {
   name: 'risk_verdict',
   title: 'Risk verdict (SMS pumping, SIM swap)',
   price: { variable: 'PRICE_RISK_VERDICT', default: 2 },
+  alsoCharged: 'per billable entry of a bulk job submitted with `risk: true`, on top of its checks',
 };
 
 export const PRICED_CALLS: readonly PricedCall[] = [RISK_VERDICT];

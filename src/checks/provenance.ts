@@ -1,5 +1,6 @@
-import { ApiProperty } from '@nestjs/swagger';
 import type { CheckAnswer } from './check-definition';
+// A type only: its class, with the OpenAPI decorators, is not loaded by what stores or shows provenance (the admin CLI).
+import type { CheckProvenanceDto } from './provenance.dto';
 
 /**
  * Where each check's answer came from (issue 23, provenance): the provider id that answered it and when
@@ -9,15 +10,6 @@ import type { CheckAnswer } from './check-definition';
  * three; jsonb would take 76 for one); shown expanded (`{ "<check>": { "provider", "observed_at" } }`) by the API.
  */
 export type StoredProvenance = Record<string, [provider: string, observedAt: string]>;
-
-/** One check's origin as the API shows it. */
-export class CheckProvenanceDto {
-  @ApiProperty({ example: 'hlr-lookups', description: 'The provider id (LOOKUP_PROVIDERS, or PROVIDER) that answered the check.' })
-  provider: string;
-
-  @ApiProperty({ example: '2026-11-22T10:00:01.000Z', description: 'When that provider answered (ISO 8601); a cached answer keeps the time of the original lookup.' })
-  observed_at: string;
-}
 
 /** Each check's origin as the API shows it, by check name. */
 export type AnsweredBy = Record<string, CheckProvenanceDto>;

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
+import { QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError, TransactionNotStartedError } from 'typeorm';
 import { CallerNotServed } from './caller';
 import { AppError, ErrorCode, errorBody } from './errors';
 import { bodyParserAnswer, BodyParserError } from './json-body';
@@ -23,7 +24,10 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
  * the request path's statements for now: 42P05/26000, named prepared statements behind a pooler in
  * transaction mode (DATABASE_PREPARED_STATEMENTS=named there; the connection is dropped, see preparedQuery).
  */
-function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown): boolean {
+  // TypeORM's words for a transaction whose connection the pool already dropped (PostgreSQL killed under it):
+  // its next statement, or its ROLLBACK after a failed BEGIN/COMMIT.
+  if (error instanceof QueryRunnerProviderAlreadyReleasedError || error instanceof QueryRunnerAlreadyReleasedError || error instanceof TransactionNotStartedError) return true;
   const candidates = [error, (error as { driverError?: unknown })?.driverError];
   return candidates.some((candidate) => {
     if (!candidate || typeof candidate !== 'object') return false;
@@ -52,7 +56,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = new AppError(code).status;
 
     if (exception instanceof CallerNotServed) {
-      this.logger.warn({ msg: `request ${request?.requestId ?? '-'} not charged: ${exception.reason}`, requestId: request?.requestId, reason: exception.reason });
+      const refunded = exception.refunded ? ' (charged, then refunded at its settle)' : '';
+      this.logger.warn({ msg: `request ${request?.requestId ?? '-'} not charged: ${exception.reason}${refunded}`, requestId: request?.requestId, reason: exception.reason });
     } else if (code === 'INTERNAL_ERROR' || code === 'SERVICE_UNAVAILABLE') {
       // One structured line (the request id also binds it to the request's access line); pino masks phone numbers in it.
       this.logger.error({

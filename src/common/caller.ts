@@ -17,19 +17,21 @@ export interface Caller {
 export type CallerAbsence = 'client_gone' | 'queue_deadline';
 
 /**
- * The caller of an HTTP request. Node destroys the response (and the socket) as soon as it reads the
- * client's FIN or a reset on a connection whose answer is not sent, so the check is two field reads:
- * no listener is added on the hot path.
+ * The caller of an HTTP request. When Node reads the client's FIN on a connection whose answer is not
+ * sent, it ends the socket's writing side at once (no half-open connections: nothing could be answered)
+ * and destroys the socket a turn later; a reset destroys it at once. So the check is three field reads,
+ * no listener on the hot path. (`destroyed` alone missed a FIN read in the same turn as the charge.)
  */
 export function callerOf(request: Request, response: Response): Caller {
   return {
     arrivedAt: request.arrivedAt,
-    gone: () => response.destroyed || request.socket.destroyed,
+    gone: () => response.destroyed || request.socket.destroyed || !request.socket.writable,
   };
 }
 
 /**
- * A paid call given up on right before its charge (nothing taken): 503 SERVICE_UNAVAILABLE, with
+ * A paid call given up on right before its charge (nothing taken), or at its settle (its charge given
+ * back, `refunded`): 503 SERVICE_UNAVAILABLE, with
  * Retry-After when it waited too long; a gone client's answer has no reader. Logged as one warning
  * line, not as a failure: under overload there is one a call.
  */
@@ -38,6 +40,8 @@ export class CallerNotServed extends AppError {
     readonly reason: CallerAbsence,
     message: string,
     headers: Record<string, string> = {},
+    /** Charged already, and its charge given back (its client left while it was worked). */
+    readonly refunded = false,
   ) {
     super('SERVICE_UNAVAILABLE', message, headers);
   }

@@ -40,7 +40,7 @@ export function environmentReference(checks: readonly CheckDefinition[]): Refere
     variables.push({ name, default: value === undefined ? undefined : String(value), unset, text, example, deprecatedFor });
     if (property.then === 'each check') {
       variables.push(...checks.flatMap(checkVariables));
-      variables.push(...PRICED_CALLS.map((call) => ({ name: call.price.variable, default: String(call.price.default), text: `Credits per call of the ${call.title}.` })));
+      variables.push(...PRICED_CALLS.map((call) => ({ name: call.price.variable, default: String(call.price.default), text: `Credits per call of the ${call.title}${call.alsoCharged ? `, and ${call.alsoCharged}` : ''}.` })));
     }
     if (property.then === 'each provider') {
       variables.push(...PROVIDER_VARIABLES.map(({ suffix, unset: whenUnset, text: about }) => ({ name: `<ID>_${suffix}`, unset: whenUnset, text: about, pattern: true })));

@@ -39,9 +39,15 @@ export class CallerGate {
     if (absence) throw this.refusal(absence);
   }
 
-  /** The error a call absent for `absence` is failed with, counted once. */
-  refusal(absence: CallerAbsence): CallerNotServed {
+  /**
+   * The error a call absent for `absence` is failed with, counted once. `refunded`: the call was charged
+   * already and its charge given back (its client left while it was worked: CreditsService.settle).
+   */
+  refusal(absence: CallerAbsence, refunded = false): CallerNotServed {
     this.metrics?.callNotCharged(absence);
+    if (absence === 'client_gone' && refunded) {
+      return new CallerNotServed(absence, 'The client closed the connection before its answer was sent: its charge is refunded.', {}, true);
+    }
     if (absence === 'client_gone') return new CallerNotServed(absence, 'The client closed the connection before the call was charged. Nothing was charged.');
     return new CallerNotServed(
       absence,

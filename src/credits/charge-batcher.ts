@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors';
 import { withTimeout } from '../common/timeout';
+import { backendOf } from '../database/prepared-query';
 import { ChargeDetails, ChargeRefusal, CreditsRepository, LedgerWrite } from './credits.repository';
 import { PendingGiveBacks } from './pending-give-backs';
 import { CallerGate } from './caller-gate';
@@ -17,16 +18,17 @@ const GIVE_BACK_PAUSE_MS = 1000;
  * A charge statement that has not answered by then (a connection gone silent, the row locked
  * elsewhere) fails its calls with 503 SERVICE_UNAVAILABLE, and the account's next calls get a
  * statement of their own instead of queueing behind it. It carries a deadline before that end (see
- * DEADLINE_MARGIN_MS), so it cannot commit late; should it have committed with only its reply lost,
- * its charges are given back: those written settled (answers known before charging) by the batcher
- * once the database answers again, the others by the sweep.
+ * DEADLINE_MARGIN_MS), so it cannot start late; should it have committed with only its reply lost, or
+ * commit after the client gave up on it, its charges are given back: those written settled (answers
+ * known before charging) by the batcher (giveBackIfLanded), the others by the sweep.
  */
 export const CHARGE_STATEMENT_TIMEOUT_MS = 10_000;
 
 /**
  * The statement's own deadline is this much before the wait ends (at most a quarter of it): PostgreSQL
  * refuses to start it, or to wait for the account's lock, past the deadline, so a statement that
- * outlived the wait (queued for a connection, the account locked elsewhere) charges nothing. The
+ * outlived the wait (queued for a connection, the account locked elsewhere) charges nothing unless it
+ * took the account in time (then giveBackIfLanded waits for it). The
  * deadline is read by the database's clock: the margin absorbs a small skew between the two hosts.
  * The deadline and the wait are the statement's, kept by PostgreSQL (clock_timestamp(), lock_timeout)
  * and the driver on the machine's time, not by the injected Clock (src/common/clock.ts): a test
@@ -38,6 +40,8 @@ const DEADLINE_MARGIN_MS = 1000;
 export const LANDING_MARGIN_MS = 2000;
 /** How often (by the Clock) a failed statement's charges are looked for until then. */
 export const LANDING_POLL_MS = 250;
+/** Past that margin, how long (by the Clock) a give-back waits for the server process that ran the statement to be done (gone or idle). */
+export const BACKEND_WAIT_MS = 60_000;
 
 /**
  * A charge written, refused (for the balance or the daily cap, as the statement decided it: a later
@@ -105,7 +109,8 @@ export class ChargeBatcher {
       const deadlineInMs = this.timeoutMs - Math.min(DEADLINE_MARGIN_MS, this.timeoutMs / 4);
       // The machine's time: PostgreSQL compares it with its own clock (see DEADLINE_MARGIN_MS).
       const deadline = new Date(Date.now() + deadlineInMs);
-      // Once the deadline and the landing margin have passed by the Clock, a statement not landed never will.
+      // Once the deadline and the landing margin have passed by the Clock, a statement not landed is not expected
+      // to: final once the server process that ran it is done too (giveBackIfLanded).
       const finalAfter = this.clock.now() + deadlineInMs + LANDING_MARGIN_MS;
       const statement = this.credits.chargeMany(accountId, batch[0].cost, batch.map((call) => call.details), { deadline });
       try {
@@ -151,22 +156,41 @@ export class ChargeBatcher {
   private async giveBackIfLanded(statement: Promise<unknown>, batch: QueuedCharge[], finalAfter: number): Promise<void> {
     const references = batch.filter((call) => call.details.settled).map((call) => call.details.reference);
     if (references.length === 0) return;
-    await statement.catch(() => undefined);
-    // A statement whose connection broke may still be running on the server and commit a moment
-    // after the client saw the error: "not landed" is final only once its deadline (by which
-    // PostgreSQL refuses to start it) and LANDING_MARGIN_MS for its own run have passed (`finalAfter`).
+    const failure = await statement.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    // The server process that ran it, when its connection broke (undefined: unknown, e.g. behind a pooler).
+    const backend = failure === undefined ? undefined : backendOf(failure);
+    // A statement whose connection broke may still be running on the server and commit a moment after
+    // the client saw the error. "Not landed" is final for a look begun once (1) its deadline (by which
+    // PostgreSQL refuses to start it) and LANDING_MARGIN_MS for its own run have passed (`finalAfter`),
+    // and (2) the server process that ran it is done (gone, or idle), when it is known: a statement past its margin
+    // (a starved server, a second lock wait) then still counts. (2) is waited for BACKEND_WAIT_MS at most.
+    const giveUpAfter = finalAfter + BACKEND_WAIT_MS;
     for (const reference of references) {
-      for (let attempt = 1; ; attempt++) {
+      for (let failures = 0; ; ) {
         try {
+          // Read before the look, not after: a look whose snapshot predates the landing but whose answer
+          // comes after the window (a slow reply) saw nothing final. Only a look begun after it did.
+          const now = this.clock.now();
+          // A failed check counts as running: the look below still happens.
+          const running = now >= finalAfter && backend !== undefined && (await this.credits.backendRunning(backend).catch(() => true));
+          const final = now >= finalAfter && (!running || now >= giveUpAfter);
           if (await this.credits.refundLanded(reference, 'call answered 503: its charge landed late')) {
             this.logger.warn(`Charge ${reference} landed after its call was answered 503: refunded`);
-          } else if (this.clock.now() < finalAfter) {
+          } else if (!final) {
             await this.clock.sleep(LANDING_POLL_MS);
             continue;
+          } else if (running) {
+            this.logger.error(`Charge ${reference} of a call answered 503 may stand: the server process ${backend} that ran its statement is still busy ${(LANDING_MARGIN_MS + BACKEND_WAIT_MS) / 1000} s past its deadline`);
+          } else {
+            this.logger.log(`Charge ${reference} of a call answered 503: nothing to give back (not landed by its statement's deadline, or refunded or answered already)`);
           }
           break;
         } catch (error) {
-          if (attempt >= GIVE_BACK_ATTEMPTS) {
+          // Failed looks have a budget of their own: the empty looks before the window do not spend it.
+          if (++failures >= GIVE_BACK_ATTEMPTS) {
             this.logger.error(`Charge ${reference} of a call answered 503 may stand; give-back failed: ${(error as Error).message}`);
             break;
           }

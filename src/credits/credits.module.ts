@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AbandonedChargesSweeper } from './abandoned-charges.sweeper';
-import { CreditsController } from './credits.controller';
 import { CreditsRepository } from './credits.repository';
 import { CreditsService } from './credits.service';
 import { ChargeBatcher } from './charge-batcher';
@@ -12,9 +11,9 @@ import { LedgerPrivacyService } from './ledger-privacy.service';
 import { PendingGiveBacks } from './pending-give-backs';
 import { SettlementBatcher } from './settlement-batcher';
 
+/** Credits and the ledger, without HTTP (CreditsHttpModule adds the routes): the admin CLI loads this. */
 @Module({
   imports: [TypeOrmModule.forFeature([LedgerEntry])],
-  controllers: [CreditsController],
   providers: [CreditsRepository, CreditsService, ChargeBatcher, CallerGate, PendingGiveBacks, SettlementBatcher, AbandonedChargesSweeper, LedgerPrivacyRepository, LedgerPrivacyService],
   exports: [CreditsService, LedgerPrivacyService],
 })

@@ -399,6 +399,19 @@ export class CreditsRepository {
     }
   }
 
+  /**
+   * Whether the server process `pid` (backendOf) may still commit what it was running: it is there and
+   * not idle. An idle one has sent ReadyForQuery outside a transaction (its statement is over, committed
+   * or not) and may stay connected for hours when its client vanished without a word.
+   */
+  async backendRunning(pid: number): Promise<boolean> {
+    const rows: Array<{ running: boolean }> = await this.db.query(
+      `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state IS DISTINCT FROM 'idle') AS running`,
+      [pid],
+    );
+    return rows[0]?.running === true;
+  }
+
   /** Charges taken before `chargedBefore` that were neither settled nor refunded: their calls never answered. */
   async findAbandonedCharges(chargedBefore: Date, limit: number): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.db.query(

@@ -196,8 +196,16 @@ export class CreditsService {
    * committed with only its reply lost: the outcome is then resolved, never guessed (resolveLostSettle).
    * `answeredBy`: which provider answered each check and when, kept on the charge by the settle itself
    * (a settle resolved after a lost reply keeps what it wrote, or nothing: the answer is not failed for it).
+   * `caller`: the HTTP client, asked again here: one gone since its charge (its FIN read while the call
+   * was worked) gets its charge refunded instead (503 CallerNotServed, which no one reads).
    */
-  async settle(chargeId: string, answeredBy: StoredProvenance | null = null): Promise<void> {
+  async settle(chargeId: string, answeredBy: StoredProvenance | null = null, caller?: Caller): Promise<void> {
+    if (caller?.gone()) {
+      // Its client left while the call was worked (the charge asked the gate before its FIN was read):
+      // the answer has no reader, so the charge is given back rather than settled (issue 35 point 1).
+      await this.refundFailedCall(chargeId, 'client gone before its answer');
+      throw this.gate.refusal('client_gone', true);
+    }
     try {
       const settled = await this.settlements.settle(chargeId, answeredBy).catch((error: Error) => this.resolveLostSettle(chargeId, error));
       if (!settled) throw new AppError('SERVICE_UNAVAILABLE', ANSWER_NOT_RECORDED);

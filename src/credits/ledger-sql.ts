@@ -6,7 +6,9 @@
 /**
  * A charge statement with a deadline ($8) takes the account only before it, and waits for the account's
  * lock no longer than until it (lock_timeout, read by PostgreSQL when the wait starts, so set by the
- * same statement first). Its caller answers 503 at the deadline's end: the charge cannot land after.
+ * same statement first). Its caller answers 503 at the deadline's end. A statement that took the account
+ * in time may still commit after it (a starved server, a second lock wait: lock_timeout bounds each
+ * wait, not the statement), which the batcher's give-back waits for (ChargeBatcher.giveBackIfLanded).
  */
 const WITHIN_DEADLINE = `($8::timestamptz IS NULL OR (clock_timestamp() < $8::timestamptz AND set_config('lock_timeout',
   greatest(1, ceil(extract(epoch FROM $8::timestamptz - clock_timestamp()) * 1000))::bigint::text, true) IS NOT NULL))`;

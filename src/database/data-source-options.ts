@@ -1,4 +1,5 @@
 import { DataSourceOptions } from 'typeorm';
+import { GuardedClient } from './guarded-client';
 import { MIGRATIONS } from '../../migrations';
 
 /**
@@ -17,6 +18,7 @@ export function dataSourceOptions(url: string, poolSize = 20, connectTimeoutMs =
     logging: ['error', 'warn', 'migration'],
     // keepAlive: a connection whose peer vanished without a word (a NAT or failover dropping it) is found dead
     // by TCP keepalives instead of waiting for the kernel's retransmission timeout.
-    extra: { max: poolSize, connectionTimeoutMillis: connectTimeoutMs, application_name: 'phone-filter', keepAlive: true },
+    // Client: the pool's clients listen for errors while checked out too (guarded-client.ts).
+    extra: { max: poolSize, connectionTimeoutMillis: connectTimeoutMs, application_name: 'phone-filter', keepAlive: true, Client: GuardedClient },
   };
 }

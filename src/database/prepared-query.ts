@@ -57,12 +57,28 @@ async function queryOnce<Row extends QueryResultRow>(db: DataSource, name: strin
     return (await client.query<Row>(name === undefined ? { text, values } : { name, text, values })).rows;
   } catch (error) {
     failure ??= error;
+    // Only a broken connection leaves the statement's fate open: an error the server sent about it is its outcome.
+    if (client && typeof error === 'object' && error !== null && brokeTheConnection(error)) {
+      backends.set(error, (client as { processID?: number | null }).processID ?? undefined);
+    }
     db.logger.logQueryError(error as Error, `${name === undefined ? 'unnamed statement' : `prepared statement ${name}`}`);
     throw error;
   } finally {
     client?.removeListener('error', onConnectionError);
     client?.release(failure !== undefined && brokeTheConnection(failure) ? (failure as Error) : undefined);
   }
+}
+
+const backends = new WeakMap<object, number | undefined>();
+
+/**
+ * The server process (pid, from the connection's BackendKeyData) that was running the statement this
+ * error failed: when the connection broke, the statement may still run there and commit, and its fate is
+ * known once that process has ended (CreditsRepository.backendRunning). Undefined when the statement had
+ * no connection, or when the server answered it with an error (then it ran and failed: nothing is open). Behind a pooler the number is the pooler's, which no server process has: then unknown.
+ */
+export function backendOf(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null ? backends.get(error) : undefined;
 }
 
 /** How a data source runs the request path's statements: named or not, and whether that may still change. */

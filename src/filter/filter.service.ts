@@ -94,7 +94,7 @@ export class FilterService {
       await this.credits.refundFailedCall(charge.id, error instanceof AppError ? error.code : 'lookup failed');
       throw error;
     }
-    await this.credits.settle(charge.id, answeredBy);
+    await this.credits.settle(charge.id, answeredBy, caller);
     return result;
   }
 }

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { AppError } from '../common/errors';
 import { Clock } from '../common/clock';
 import { KEY_LIFE_HOURS } from '../common/idempotency-key';
+import { erasedSince, numberWrites } from '../erasures/number-erasures';
 
 /** A key already in use, with what the ledger says about its charge. */
 export interface StoredIdempotentCall {
@@ -41,20 +43,28 @@ export class IdempotencyRepository {
   /**
    * Takes the key for a new call: it was unknown, or its 24 h have passed (then it gets a new id, so
    * its old charge does not count against the new call). The key's id and this attempt's token, or
-   * undefined when it is in use.
+   * undefined when it is in use. A key of a number erased since the claim's transaction began is taken
+   * as an erasure leaves one (docs/privacy.md, "Erasure"): no hash, the erased request hash, so its call
+   * is answered to this caller but never stored, and a retry gets 409.
    */
   async claim(accountId: string, key: string, requestHash: string, context: unknown = null, phoneHash: string | null = null): Promise<KeyAttempt | undefined> {
-    const rows: Array<{ id: string; attempt: string }> = await this.db.query(
-      `INSERT INTO idempotency_keys (account_id, key, request_hash, phone_hash, status, attempt, answer_context, created_at, claimed_at)
-       VALUES ($1, $2, $3, $5, 'in_progress', gen_random_uuid(), $4::jsonb, $6, $6)
-       ON CONFLICT (account_id, key) DO UPDATE
+    const rows: Array<{ id: string; attempt: string }> = await this.db.transaction(async (em) => {
+      // (A failure of the transaction itself, not of a statement, is a lost connection: see lostTransaction.)
+      if (phoneHash !== null) await numberWrites.guard(em);
+      return em.query(
+        `WITH erased AS (SELECT $5::text IS NOT NULL AND ${erasedSince('$5::text')} AS yes)
+         INSERT INTO idempotency_keys (account_id, key, request_hash, phone_hash, status, attempt, answer_context, created_at, claimed_at)
+         SELECT $1, $2, CASE WHEN erased.yes THEN $7 ELSE $3 END, CASE WHEN erased.yes THEN NULL ELSE $5 END, 'in_progress', gen_random_uuid(), $4::jsonb, $6, $6
+           FROM erased
+         ON CONFLICT (account_id, key) DO UPDATE
          SET id = gen_random_uuid(), attempt = gen_random_uuid(), request_hash = EXCLUDED.request_hash, phone_hash = EXCLUDED.phone_hash, status = 'in_progress',
              answer_context = EXCLUDED.answer_context,
              response_status = NULL, response_body = NULL, created_at = $6, claimed_at = $6, completed_at = NULL
-       WHERE idempotency_keys.created_at < $6::timestamptz - interval '${KEY_LIFE_HOURS} hours'
-       RETURNING id, attempt`,
-      [accountId, key, requestHash, JSON.stringify(context), phoneHash, this.clock.date()],
-    );
+         WHERE idempotency_keys.created_at < $6::timestamptz - interval '${KEY_LIFE_HOURS} hours'
+         RETURNING id, attempt`,
+        [accountId, key, requestHash, JSON.stringify(context), phoneHash, this.clock.date(), ERASED_REQUEST_HASH],
+      );
+    }).catch(lostTransaction);
     return rows[0] && { id: rows[0].id, attempt: rows[0].attempt };
   }
 
@@ -207,3 +217,16 @@ export class IdempotencyRepository {
 
 /** The request hash of an erased key: no HMAC output is all zeros in practice, so every retry differs from it. */
 const ERASED_REQUEST_HASH = '0'.repeat(64);
+
+/**
+ * The claim runs before the charge, so a claim that fails charges nothing. A statement PostgreSQL
+ * refused (QueryFailedError) or our own AppError goes on as it is; anything else thrown by the
+ * transaction's machinery (BEGIN, COMMIT, ROLLBACK, a released runner: PostgreSQL killed under it, as
+ * the fault suite does) is the database being away: 503, retry, never a 500.
+ */
+function lostTransaction(error: unknown): never {
+  if (error instanceof AppError || error instanceof QueryFailedError) throw error;
+  const lost = new AppError('SERVICE_UNAVAILABLE', 'The service database is unreachable. Nothing was charged; please retry.');
+  lost.cause = error; // the log keeps what TypeORM or the driver said
+  throw lost;
+}

@@ -90,6 +90,7 @@ export const DECLARED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
   'source',
   'callback_url',
   'max_age',
+  'risk',
 ]);
 
 /**

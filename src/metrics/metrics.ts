@@ -53,7 +53,7 @@ export class Metrics {
 
   private readonly notCharged = new Counter({
     name: 'phone_filter_calls_not_charged_total',
-    help: 'Paid calls (filter, risk, bulk submissions) given up on right before their charge, by reason: client_gone (the client closed the connection; nothing is answered) or queue_deadline (waited past CALL_QUEUE_DEADLINE_MS; answered 503 with Retry-After).',
+    help: 'Paid calls (filter, risk, bulk submissions) given up on right before their charge, or refunded at their settle, by reason: client_gone (the client closed the connection; nothing is answered) or queue_deadline (waited past CALL_QUEUE_DEADLINE_MS; answered 503 with Retry-After).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

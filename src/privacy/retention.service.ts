@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { daysBefore } from '../common/clock';
+import { daysBefore, hoursBefore } from '../common/clock';
 import { AdminAuditRepository } from '../audit/audit.repository';
 import { BulkPrivacyService } from '../bulk/bulk-privacy.service';
 import { AppConfig } from '../config/app-config';
@@ -7,6 +7,7 @@ import { LedgerPrivacyService } from '../credits/ledger-privacy.service';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { WATCHLIST_RETENTION_STORES, WatchlistPrivacyService } from '../watchlists/watchlist-privacy.service';
 import { RiskRecords } from '../risk/risk-records';
+import { NumberErasures, TOMBSTONE_HOURS } from '../erasures/number-erasures';
 
 /** Rows each retention job deleted (or, for the ledger, masked) in one run. */
 export type RetentionCounts = Record<string, number>;
@@ -29,6 +30,7 @@ export class RetentionService {
     private readonly idempotency: IdempotencyService,
     private readonly audit: AdminAuditRepository,
     private readonly risk: RiskRecords,
+    private readonly tombstones: NumberErasures,
   ) {}
 
   /** One run of every job, each period counted back from `now` (the Clock's, read once by the caller). */
@@ -42,6 +44,8 @@ export class RetentionService {
       ['idempotency_keys', (limit) => this.idempotency.deleteExpired(limit, now)],
       ['risk_feedback', (limit) => this.risk.deleteExpired(limit, now)],
       ['admin_audit', (limit) => this.audit.deleteCreatedBefore(daysBefore(now, this.config.retention.adminAuditDays), limit)],
+      // Erasure tombstones outlive by far the oldest writer transaction that may still check them (src/erasures/number-erasures.ts).
+      ['number_erasures', (limit) => this.tombstones.deleteOlderThan(hoursBefore(now, TOMBSTONE_HOURS), limit)],
     ];
     const counts: RetentionCounts = {};
     for (const [name, batch] of jobs) {

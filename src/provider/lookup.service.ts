@@ -14,6 +14,7 @@ import { describeNumber, type NumberDescription } from './numbering/numbering-pl
 
 export type { NumberDescription } from './numbering/numbering-plan';
 import { SingleFlight } from './cache/single-flight';
+import { cacheKey, erasedKey } from './cache/cache-keys';
 import { HashKey, keyedHash } from '../common/keyed-hash';
 import { maskPhone } from '../common/phone';
 
@@ -30,26 +31,6 @@ export interface LookupCounters {
 }
 
 const OUTCOMES: readonly LookupOutcome[] = ['ok', 'timeout', 'network', 'upstream_error', 'circuit_open', 'unauthorized'];
-
-/**
- * Bump when the shape of a cached answer or of its key changes, so old entries are ignored rather than
- * misread. v4: a check's full record (fields, provider, time) under a keyed hash of the number
- * (docs/privacy.md); v3 keys were keyed hashes holding the older per-check answers; v2 keys held the
- * number in clear.
- */
-const CACHE_KEY_VERSION = 'v4';
-/** Earlier keyed-hash keys (older answer shape): never read, only erasure still looks for them (they expire at their TTL). */
-const PREVIOUS_KEYED_CACHE_KEY_VERSION = 'v3';
-/** The version before keys were hashed: only erasure still looks for it (its entries expire at their TTL). */
-const PLAIN_CACHE_KEY_VERSION = 'v2';
-
-/**
- * How long an erasure's mark is held (docs/privacy.md): no answer of the number is cached meanwhile.
- * Far longer than any lookup can run (the longest call is PROVIDER_TIMEOUT_MS × attempts × providers,
- * seconds; a bulk chunk or round gives up within minutes), so no lookup begun before the erasure
- * outlives it; lookups of the number after it are answered, only not cached for that hour.
- */
-export const ERASURE_MARK_SECONDS = 3600;
 
 /**
  * A cached answer and when it was looked up (the Clock's epoch ms), so that a caller can ask for a
@@ -129,27 +110,6 @@ export class LookupService implements OnApplicationBootstrap {
     return this.registry.adapterOf(check) ?? (this.provider.offers(check) ? this.provider : undefined);
   }
 
-  /**
-   * Erasure (docs/privacy.md): every cached record of the number, for every registered check, in every
-   * tier and on every instance, including entries earlier versions wrote. The entries that were held.
-   * The erasure's mark comes first: a lookup of the number still running (begun before the erasure)
-   * can no longer cache its answer once the mark is held, and what it cached before is deleted here.
-   */
-  async forget(e164: string): Promise<number> {
-    const checks = this.registry.names();
-    const hash = keyedHash(this.hashKey, e164);
-    await this.store.mark(erasedKey(hash), ERASURE_MARK_SECONDS);
-    const hashed = await this.store.delete(
-      checks.flatMap((check) => [cacheKey(check, hash), `${PREVIOUS_KEYED_CACHE_KEY_VERSION}:${check}:${hash}`]),
-    );
-    // Only Redis can hold these (no instance of this version keeps them in process): never broadcast a number.
-    const plain = await this.store.delete(
-      checks.map((check) => `${PLAIN_CACHE_KEY_VERSION}:${check}:${e164}`),
-      false,
-    );
-    return hashed + plain;
-  }
-
   /** The number itself never reaches the store: a SCAN of Redis lists hashes, not numbers (one hash a call, see cacheKey). */
   private numberHash(e164: string): string {
     return keyedHash(this.hashKey, e164);
@@ -212,7 +172,8 @@ export class LookupService implements OnApplicationBootstrap {
     const known = checks.filter((check) => this.registry.has(check));
     if (known.length === 0) return {};
     const hash = this.numberHash(e164);
-    const found = await Promise.all(known.map((check) => this.store.get<CachedAnswer>(cacheKey(check, hash))));
+    // One round trip for them all (the risk verdict reads three records of a number it has never seen).
+    const found = await this.store.getMany<CachedAnswer>(known.map((check) => cacheKey(check, hash)));
     const answers: Record<string, CheckAnswer> = {};
     found.forEach((cached, index) => {
       if (cached !== undefined) answers[known[index]] = cached.answer;
@@ -308,14 +269,4 @@ export class LookupService implements OnApplicationBootstrap {
 /** Whether a cached answer may serve a caller with this age bound at `now` (undefined: any within its TTL). */
 function youngEnough(cached: CachedAnswer, maxAgeSeconds: number | undefined, now: number): boolean {
   return maxAgeSeconds === undefined || now - cached.storedAt <= maxAgeSeconds * 1000;
-}
-
-/** The mark of an erasure of the number (keyed hash, never the number). */
-function erasedKey(numberHash: string): string {
-  return `erased:${numberHash}`;
-}
-
-/** A check's cache key: its version, the check and the keyed hash of the number (never the number). */
-function cacheKey(check: string, numberHash: string): string {
-  return `${CACHE_KEY_VERSION}:${check}:${numberHash}`;
 }

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { RedisBudget } from '../common/redis-budget';
 import { AppConfig } from '../config/app-config';
 import { BUILT_IN_CHECKS } from '../checks/built-in-checks';
 import { HlrLookupsAdapter } from './adapters/hlr-lookups.adapter';
@@ -10,10 +9,9 @@ import type { ProviderEntry } from '../config/lookup-providers';
 import type { UpstreamAdapterName } from '../config/upstream-adapters';
 import { FailoverProvider } from './routing/failover-provider';
 import { SandboxAdapter } from './adapters/sandbox.adapter';
-import { LookupCacheStore, MemoryLookupCacheStore, RedisLookupCacheStore } from './cache/lookup-cache.store';
 import { LookupProvider } from './port/lookup-provider';
 import { LookupService } from './lookup.service';
-import { TieredLookupCacheStore } from './cache/tiered-lookup-cache.store';
+import { LookupCacheModule } from './lookup-cache.module';
 import { ProviderHealth } from './provider-health';
 import { ProviderMetrics } from './metrics/provider-metrics';
 import { ResilienceOptions, ResilientUpstream } from './resilience/resilient-upstream';
@@ -66,27 +64,13 @@ export function resilienceOptions(config: AppConfig): ResilienceOptions {
 }
 
 /**
- * Redis when REDIS_URL is set (shared by every instance, with an in-process tier in front bounded by
- * the Redis TTLs), otherwise a bounded in-process LRU.
- */
-export function createLookupCacheStore(config: AppConfig, clock: Clock, budget?: RedisBudget): LookupCacheStore {
-  return config.redisUrl
-    ? new TieredLookupCacheStore(new RedisLookupCacheStore(config.redisUrl, config.cache.keyPrefix, { budget, clock }), config.cache.maxEntries)
-    : new MemoryLookupCacheStore(config.cache.maxEntries, clock);
-}
-
-/**
  * Lookups of the registered checks, cached and collapsed. A leaf module: imports no other feature.
  * Needs AppConfig (global, from AppConfigModule).
  */
 @Module({
+  imports: [LookupCacheModule],
   providers: [
     { provide: LookupProvider, inject: [AppConfig, Clock], useFactory: createLookupProvider },
-    {
-      provide: LookupCacheStore,
-      inject: [AppConfig, Clock, { token: RedisBudget, optional: true }],
-      useFactory: (config: AppConfig, clock: Clock, budget?: RedisBudget) => createLookupCacheStore(config, clock, budget),
-    },
     LookupService,
     ProviderHealth,
     ProviderMetrics,

@@ -29,14 +29,16 @@ export class RiskRecords {
 
   /**
    * Feedback on the account's last verdict for the number (within 24 h): counted in that verdict's
-   * verification rates, and kept as a row. False when the account asked no verdict for it in 24 h.
+   * verification rates, and kept as a row. False when the account asked no verdict for it in 24 h, or
+   * when the number was erased meanwhile (its row is not written).
    */
   async feedback(accountId: string, e164: string, verified: boolean): Promise<boolean> {
     const at = this.clock.now();
+    // Before the ask is read: an erasure completed after this point forgot it, so the row is not written.
+    const began = await this.feedbacks.began();
     const asked = await this.counters.feedback(accountId, e164, verified, at);
     if (!asked) return false;
-    await this.feedbacks.record(accountId, keyedHash(this.config.dataHashKey, e164), new Date(asked.askedAt), verified, new Date(at));
-    return true;
+    return this.feedbacks.record(accountId, keyedHash(this.config.dataHashKey, e164), new Date(asked.askedAt), verified, new Date(at), began);
   }
 
   /** One retention batch: feedback rows given more than RETENTION_RISK_FEEDBACK_DAYS before `now`. */

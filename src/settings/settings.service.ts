@@ -10,7 +10,8 @@ import { CheckRegistry } from '../checks/check-registry';
 import type { CheckOptions } from '../checks/check-definition';
 import { checkOptionsChangeProblems, checkOptionsOf, type CheckOptionsChange } from '../checks/check-options';
 import { EnabledChecks, NO_CHECK_ENABLED } from '../checks/checks';
-import { knowCheckNames, knowCheckOptions, MAX_CREDIT_SETTING, SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
+import type { SettingsDto, WebhookSecretRotationDto } from './dto/settings.dto';
+import { knowCheckNames, knowCheckOptions, MAX_CREDIT_SETTING } from './known-checks';
 import { SettingsRepository } from './settings.repository';
 import { AccountRiskSettings, effectiveRiskSettings, riskChangeProblems, RiskSettingsChange, thresholdOrderProblem } from './risk-settings';
 

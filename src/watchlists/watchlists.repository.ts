@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { joinedTransaction, TransactionHost, type TypeOrmTx } from '../database/transactions';
+import { erasedSince, numberWrites } from '../erasures/number-erasures';
 import { AppError } from '../common/errors';
 import { NO_KEY_ABOVE } from '../common/keyset-page';
 import { isUniqueViolation } from '../common/unique-violation';
@@ -21,6 +22,8 @@ export interface Unchecked {
 
 export interface NewEntry {
   phone: string;
+  /** The number's keyed hash (src/common/keyed-hash.ts): what an erasure's tombstone names. */
+  hash: string;
   reference: string | null;
 }
 
@@ -49,13 +52,20 @@ export class WatchlistsRepository {
       nextCheckAt: Date;
     },
     entries: NewEntry[],
-    /** The keyed hashes of the rejected forms the answer lists (src/common/number-hash.ts). */
-    answerHashes: string[],
+    /** The keyed hash of each rejected form the answer lists (src/common/number-hash.ts), null for a form holding no number. */
+    rejectedHashes: Array<string | null>,
     maxWatched: number,
-    answer: (created: Watchlist) => object,
+    /** `erased`: the indexes in `rejectedHashes` of forms of a number erased meanwhile, which the answer leaves out. */
+    answer: (created: Watchlist, erased: ReadonlySet<number>) => object,
   ): Promise<string> {
     try {
       return await this.db.transaction(async (em) => {
+        await numberWrites.guard(em);
+        // A number erased since this transaction began is neither watched nor echoed (docs/privacy.md, "Erasure").
+        const erased = await erasedOf(em, [...entries.map((entry) => entry.hash), ...rejectedHashes.flatMap((hash) => hash ?? [])]);
+        entries = entries.filter((entry) => !erased.has(entry.hash));
+        const erasedRejected = new Set(rejectedHashes.flatMap((hash, index) => (hash !== null && erased.has(hash) ? [index] : [])));
+        const answerHashes = rejectedHashes.filter((hash, index): hash is string => hash !== null && !erasedRejected.has(index));
         await this.checkLimit(em, watchlist.accountId, entries.length, maxWatched);
         await em.query(
           `INSERT INTO watchlists (id, account_id, name, interval, callback_url, schedule_group, next_check_at, idempotency_key_id)
@@ -63,7 +73,7 @@ export class WatchlistsRepository {
           [watchlist.id, watchlist.accountId, watchlist.name, watchlist.interval, watchlist.callbackUrl, watchlist.group, watchlist.idempotencyKeyId, watchlist.nextCheckAt],
         );
         await this.insertEntries(em, watchlist.id, entries);
-        const body = JSON.stringify(answer((await this.findIn(em, watchlist.accountId, watchlist.id))!));
+        const body = JSON.stringify(answer((await this.findIn(em, watchlist.accountId, watchlist.id))!, erasedRejected));
         await em.query(`UPDATE watchlists SET creation_answer = $2, creation_answer_hashes = $3 WHERE id = $1`, [watchlist.id, body, answerHashes]);
         return body;
       });
@@ -176,6 +186,10 @@ export class WatchlistsRepository {
   /** Adds numbers (a removed one comes back), under the same per-account limit as creation. */
   async addEntries(accountId: string, watchlistId: string, entries: NewEntry[], maxWatched: number): Promise<void> {
     await this.db.transaction(async (em) => {
+      await numberWrites.guard(em);
+      // A number erased since this transaction began is not added (docs/privacy.md, "Erasure"; adding charges nothing).
+      const erased = await erasedOf(em, entries.map((entry) => entry.hash));
+      entries = entries.filter((entry) => !erased.has(entry.hash));
       // Counted under the account's lock: a concurrent edit cannot change what is already watched meanwhile.
       await lockAccount(em, accountId);
       await lockWatchlist(em, watchlistId);
@@ -273,6 +287,13 @@ export class WatchlistsRepository {
  */
 async function lockWatchlist(em: EntityManager, watchlistId: string): Promise<void> {
   await em.query(`SELECT 1 FROM watchlists WHERE id = $1 FOR NO KEY UPDATE`, [watchlistId]);
+}
+
+/** Which of these keyed hashes name a number erased since the transaction began (after `numberWrites.guard`). */
+async function erasedOf(em: EntityManager, hashes: string[]): Promise<Set<string>> {
+  if (hashes.length === 0) return new Set();
+  const rows: Array<{ hash: string }> = await em.query(`SELECT hash FROM unnest($1::text[]) AS h(hash) WHERE ${erasedSince('h.hash')}`, [hashes]);
+  return new Set(rows.map((row) => row.hash));
 }
 
 /** The account's watched-numbers lock, until the transaction ends (taking it again in it is free). */

@@ -9,7 +9,7 @@ import { isUuid } from '../common/uuid';
 import { keysetPage } from '../common/keyset-page';
 import { E164_MESSAGE, normalizePhone } from '../common/phone';
 import { AppConfig } from '../config/app-config';
-import type { HashKey } from '../common/keyed-hash';
+import { type HashKey, keyedHash } from '../common/keyed-hash';
 import { storedFormHash } from '../common/number-hash';
 import { CreditsService } from '../credits/credits.service';
 import { IdempotencyService, SerializedAnswer } from '../idempotency/idempotency.service';
@@ -84,7 +84,7 @@ export class WatchlistsService {
     if (body.references && body.references.length !== body.phones.length) {
       throw new AppError('INVALID_REQUEST', `references must have one entry per phone (${body.phones.length}), it has ${body.references.length}`);
     }
-    const { entries, rejected } = parseEntries(body.phones, body.references);
+    const { entries, rejected } = parseEntries(body.phones, body.references, this.hashKey);
     if (entries.length === 0) throw new AppError('INVALID_REQUEST', `No number to watch: every entry fails the E.164 rule (${E164_MESSAGE}).`);
     const { cost } = await this.settings.requireChecks(accountId);
     await this.requireBalance(accountId, cost * entries.length);
@@ -92,16 +92,17 @@ export class WatchlistsService {
     const answer = await this.watchlists.create(
       { id, accountId, name: body.name ?? null, interval: body.interval, callbackUrl: body.callback_url ?? null, group: this.group, idempotencyKeyId: keyId ?? null, nextCheckAt: this.clock.date() },
       entries,
-      rejected.flatMap((entry) => storedFormHash(this.hashKey, entry.phone) ?? []),
+      rejected.map((entry) => storedFormHash(this.hashKey, entry.phone)),
       await this.accounts.maxWatchedNumbers(accountId),
-      (watchlist): WatchlistCreatedDto => ({
+      (watchlist, erased): WatchlistCreatedDto => ({
         id,
         name: watchlist.name,
         total: watchlist.total,
         interval: watchlist.interval,
         next_check_at: watchlist.nextCheckAt.toISOString(),
         cost_per_round: cost * watchlist.total,
-        rejected,
+        // A form of a number erased while this creation ran is not echoed (docs/privacy.md, "Erasure").
+        rejected: rejected.filter((_, index) => !erased.has(index)),
       }),
     );
     this.worker.wake();
@@ -154,7 +155,7 @@ export class WatchlistsService {
       next = new Date(Math.max(this.clock.now(), nextCheckAt(lastRound?.startedAt ?? watchlist.createdAt, body.interval).getTime()));
     }
     if (body.add) {
-      const { entries, rejected } = parseEntries(body.add, undefined);
+      const { entries, rejected } = parseEntries(body.add, undefined, this.hashKey);
       if (rejected.length > 0) throw new AppError('INVALID_REQUEST', `add[${rejected[0].index}]: ${E164_MESSAGE}`);
       await this.watchlists.addEntries(account.accountId, watchlist.id, entries, await this.accounts.maxWatchedNumbers(account.accountId));
     }
@@ -239,13 +240,13 @@ export class WatchlistsService {
 }
 
 /** Entries that pass the E.164 rule, each number once (its first reference kept), and those that do not. */
-function parseEntries(phones: string[], references: string[] | undefined): { entries: NewEntry[]; rejected: RejectedEntryDto[] } {
+function parseEntries(phones: string[], references: string[] | undefined, key: HashKey): { entries: NewEntry[]; rejected: RejectedEntryDto[] } {
   const entries = new Map<string, NewEntry>();
   const rejected: RejectedEntryDto[] = [];
   phones.forEach((raw, index) => {
     const phone = normalizePhone(raw);
     if (!phone) rejected.push({ index, phone: raw, code: 'INVALID_REQUEST', message: E164_MESSAGE });
-    else if (!entries.has(phone)) entries.set(phone, { phone, reference: references?.[index] ?? null });
+    else if (!entries.has(phone)) entries.set(phone, { phone, hash: keyedHash(key, phone), reference: references?.[index] ?? null });
   });
   return { entries: [...entries.values()], rejected };
 }

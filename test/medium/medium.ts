@@ -64,6 +64,10 @@ export async function startMedium(options: MediumOptions): Promise<Medium> {
   const connectTo = options.connectVia ? await options.connectVia(database.url) : database.url;
   const raw: Record<string, string | undefined> = {
     ...process.env,
+    // The run's Redis (the global setup's: REDIS_URL's, or one it started on a machine with none), as in
+    // CI, where REDIS_URL is set: a fresh clone's `npm test` has no REDIS_URL, and a test of the Redis
+    // stores would otherwise run on memory (counters.medium-spec failed so). REDIS_URL: '' asks for memory.
+    REDIS_URL: process.env.REDIS_URL || process.env.TEST_REDIS_URL,
     LOG_LEVEL: 'error',
     PROVIDER: 'sandbox',
     RATE_LIMIT_REDIS_PREFIX: `${isolation}rl:`,

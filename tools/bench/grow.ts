@@ -15,7 +15,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import type { INestApplication } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AdminService } from '../../src/admin/admin.service';
+import { WatchlistsRepository } from '../../src/watchlists/watchlists.repository';
 import { createApp } from '../../src/shell/app-factory';
 import { AppConfig } from '../../src/config/app-config';
 import { validateEnvironment } from '../../src/config/environment';
@@ -208,6 +210,32 @@ function routes(
   ];
 }
 
+/**
+ * The PostgreSQL buffers (8 kB pages, cached or read) that a page of 3 entries of a watchlist touches, from
+ * EXPLAIN (ANALYZE, BUFFERS) of the statement the repository sends: a count a busy machine does not blur.
+ */
+async function pageBuffers(app: INestApplication, db: Client, watchlistId: string): Promise<number> {
+  const source = app.get(DataSource);
+  const sent: Array<[string, unknown[]]> = [];
+  const query = source.query.bind(source);
+  source.query = (async (sql: string, parameters?: unknown[]) => {
+    sent.push([sql, parameters ?? []]);
+    return query(sql, parameters);
+  }) as typeof source.query;
+  try {
+    await app.get(WatchlistsRepository).entries(watchlistId, 3, undefined);
+  } finally {
+    source.query = query;
+  }
+  const [sql, parameters] = sent[0];
+  const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }> }>(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
+    parameters,
+  );
+  const plan = rows[0]['QUERY PLAN'][0].Plan;
+  return plan['Shared Hit Blocks'] + plan['Shared Read Blocks'];
+}
+
 async function measureAll(list: Route[], postgresPid: number | undefined): Promise<Map<string, RouteCost>> {
   const costs = new Map<string, RouteCost>();
   for (const route of list) costs.set(route.name, await measure(route, postgresPid));
@@ -298,7 +326,9 @@ async function main(): Promise<void> {
     const indexes = await db.query<{ index: string; size: string }>(
       `SELECT indexrelid::regclass::text AS index, pg_size_pretty(pg_relation_size(indexrelid)) AS size FROM pg_index WHERE indrelid = 'ledger_entries'::regclass ORDER BY 1`,
     );
-    console.log(`\nsizes: ${tables.rows.map((r) => `${r.table} ${r.size}`).join(', ')}`);
+    const [bigPage, smallPage] = [await pageBuffers(app, db, watchlist), await pageBuffers(app, db, three.id)];
+    console.log(`\nbuffers a 3-entry watchlist page touches: the 100,000-entry list ${bigPage}, the 3-entry list ${smallPage} (${(bigPage / smallPage).toFixed(2)}×)`);
+    console.log(`sizes: ${tables.rows.map((r) => `${r.table} ${r.size}`).join(', ')}`);
     console.log(`ledger_entries indexes: ${indexes.rows.map((r) => `${r.index} ${r.size}`).join(', ')}`);
   } finally {
     await app?.close();

@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, IsString, IsUrl, Matches, Max, MaxLength, Min, ValidateBy, ValidationArguments } from 'class-validator';
 import { MAX_AGE_CEILING } from '../../common/cache-control';
 import { PageQueryDto } from '../../common/page-query.dto';
 import { SOURCE_MESSAGE, SOURCE_PATTERN } from '../../common/source';
 import { PhoneAnswerDto, type ReportedAnswer } from '../../checks/phone-answer.dto';
 import { answeredBySchema, type AnsweredBy } from '../../checks/provenance';
+import { RiskVerdictDto } from '../../risk/dto/risk.dto';
 import { BulkEntryInput, entryProblem, MAX_REFERENCE_LENGTH, REFERENCE_RULE } from '../entry-input';
 
 export const MAX_BULK_ENTRIES = 1000;
@@ -86,13 +87,26 @@ export class BulkRequestDto {
   @Min(0)
   @Max(MAX_AGE_CEILING)
   max_age?: number;
+
+  @ApiPropertyOptional({
+    example: true,
+    description:
+      'Also give each entry the risk verdict of POST /api/v1/risk (`risk`: score, level, recommendation, reasons), for a list ' +
+      'you are about to text. Each billable entry then costs the risk verdict\'s price (default {{checks.risk_verdict_price}}) ' +
+      'on top of cost_per_call, reserved with the rest; the CSV gains the columns risk_score, risk_level, risk_recommendation ' +
+      'and risk_reasons. The verdicts read the live counters without feeding them, and count runs of near-consecutive ' +
+      'numbers within the list (docs/sms-pumping.md "Bulk jobs"). Default: false.',
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'risk must be true or false' })
+  risk?: boolean;
 }
 
 export class BulkQuoteDto {
   @ApiProperty({ example: 3, description: 'Entries in the body.' }) total: number;
   @ApiProperty({ example: 2, description: 'Entries that pass the E.164 syntax rule: each one is charged.' }) billable: number;
   @ApiProperty({ example: 1, description: 'Entries that fail it: answered INVALID_REQUEST, never charged.' }) invalid: number;
-  @ApiProperty({ example: 8, description: 'Credits the job would reserve: billable × cost_per_call.' }) cost: number;
+  @ApiProperty({ example: 8, description: 'Credits the job would reserve: billable × cost_per_call (plus the risk verdict\'s price with `risk: true`).' }) cost: number;
   @ApiProperty({ example: 9996 }) balance: number;
   @ApiProperty({ example: true, description: 'Whether the balance (and the daily spending limit, when set) covers the cost now.' }) sufficient: boolean;
 }
@@ -108,11 +122,19 @@ export class BulkAcceptedDto {
   @ApiProperty({ enum: BULK_STATUSES, example: 'queued', description: '`queued` for a new job; a replay (same Idempotency-Key and body) shows the job\'s status now.' })
   status: BulkStatus;
   @ApiProperty({ example: 3, description: 'Entries in the job.' }) total: number;
-  @ApiProperty({ example: 12, description: 'Credits reserved: cost per call × entries that pass the syntax rule.' }) cost: number;
+  @ApiProperty({ example: 12, description: 'Credits reserved: cost per entry (cost_per_call, plus the risk verdict\'s price with `risk: true`) × entries that pass the syntax rule.' }) cost: number;
 }
 
+export const BULK_ENTRY_ERRORS = ['INVALID_REQUEST', 'PROVIDER_UNAVAILABLE', 'SERVICE_UNAVAILABLE'] as const;
+export type BulkEntryErrorCode = (typeof BULK_ENTRY_ERRORS)[number];
+
 export class BulkEntryErrorDto {
-  @ApiProperty({ enum: ['INVALID_REQUEST', 'PROVIDER_UNAVAILABLE'], example: 'PROVIDER_UNAVAILABLE' }) code: 'INVALID_REQUEST' | 'PROVIDER_UNAVAILABLE';
+  @ApiProperty({
+    enum: BULK_ENTRY_ERRORS,
+    example: 'PROVIDER_UNAVAILABLE',
+    description: 'SERVICE_UNAVAILABLE only in a job with `risk: true`: the risk counters could not be reached, so no verdict was made (refunded).',
+  })
+  code: BulkEntryErrorCode;
   @ApiProperty({ example: 'The lookup network is unavailable right now. The credits for this entry are refunded.' }) message: string;
 }
 
@@ -135,7 +157,15 @@ export class BulkEntryDto {
   )
   answered_by?: AnsweredBy | null;
 
-  @ApiPropertyOptional({ type: BulkEntryErrorDto, description: 'INVALID_REQUEST (not charged) or PROVIDER_UNAVAILABLE (refunded).' })
+  @ApiPropertyOptional({
+    type: RiskVerdictDto,
+    description:
+      'With `result`, in a job submitted with `risk: true`: the risk verdict of POST /api/v1/risk for the number (event `other`), ' +
+      'from the job\'s own answers, what the service already knows and the runs within the list.',
+  })
+  risk?: RiskVerdictDto;
+
+  @ApiPropertyOptional({ type: BulkEntryErrorDto, description: 'INVALID_REQUEST (not charged), PROVIDER_UNAVAILABLE or SERVICE_UNAVAILABLE (refunded).' })
   error?: BulkEntryErrorDto;
 }
 

@@ -11,6 +11,10 @@ import { RedisBudget } from '../../common/redis-budget';
 export abstract class LookupCacheStore {
   abstract readonly kind: 'memory' | 'redis';
   abstract get<T extends object>(key: string): Promise<T | undefined>;
+  /** `get` of several keys, in order (a store that can answers them in one round trip). */
+  getMany<T extends object>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    return Promise.all(keys.map((key) => this.get<T>(key)));
+  }
   /**
    * `ttlSeconds` 0 means "do not cache". `unless`: an erasure's mark (`mark`); while it is held the
    * entry is not written, checked in the same step as the write (one Redis script), so an answer whose
@@ -166,21 +170,30 @@ export class RedisLookupCacheStore extends LookupCacheStore implements OnModuleI
    * counted from the moment the command was sent (by the Clock), so it never exceeds what Redis had left.
    */
   async getWithTtl<T extends object>(key: string): Promise<{ value: T; ttlMs: number } | undefined> {
-    if (!this.connected('get')) return undefined;
+    return (await this.getManyWithTtl<T>([key]))[0];
+  }
+
+  /** `getWithTtl` of several keys in one round trip (GET and PTTL of each, pipelined); on a failure, every one a miss. */
+  async getManyWithTtl<T extends object>(keys: readonly string[]): Promise<Array<{ value: T; ttlMs: number } | undefined>> {
+    const misses = keys.map(() => undefined);
+    if (keys.length === 0 || !this.connected('get')) return misses;
     const sentAt = this.clock.now();
     try {
-      const replies = await this.withinBudget(() => this.client.pipeline().get(this.keyPrefix + key).pttl(this.keyPrefix + key).exec(), [
-        [null, null],
-        [null, -2],
-      ]);
-      const [[getError, text], [ttlError, ttlMs]] = replies as [[Error | null, string | null], [Error | null, number]];
-      if (getError ?? ttlError) throw getError ?? ttlError;
-      if (text === null) return undefined;
-      // PTTL -1 (no expiry) is not written by this store; such an entry is served but never kept in process.
-      return { value: JSON.parse(text) as T, ttlMs: ttlMs > 0 ? ttlMs - (this.clock.now() - sentAt) : 0 };
+      const pipeline = this.client.pipeline();
+      for (const key of keys) pipeline.get(this.keyPrefix + key).pttl(this.keyPrefix + key);
+      const replies = (await this.withinBudget(() => pipeline.exec(), null)) as Array<[Error | null, unknown]> | null;
+      if (replies === null) return misses;
+      const receivedAt = this.clock.now();
+      return keys.map((_, index) => {
+        const [[getError, text], [ttlError, ttlMs]] = [replies[2 * index], replies[2 * index + 1]] as [[Error | null, string | null], [Error | null, number]];
+        if (getError ?? ttlError) throw getError ?? ttlError;
+        if (text === null) return undefined;
+        // PTTL -1 (no expiry) is not written by this store; such an entry is served but never kept in process.
+        return { value: JSON.parse(text) as T, ttlMs: ttlMs > 0 ? ttlMs - (receivedAt - sentAt) : 0 };
+      });
     } catch (error) {
       this.failed('get', error);
-      return undefined;
+      return misses;
     }
   }
 

@@ -96,7 +96,22 @@ export class TieredLookupCacheStore extends LookupCacheStore implements OnModule
     const held = this.local.get(key);
     if (held !== undefined) return held as T;
     const sentAt = this.shared.clock.now();
-    const found = await this.shared.getWithTtl<T>(key);
+    return this.keepRead(key, await this.shared.getWithTtl<T>(key), sentAt);
+  }
+
+  /** The keys held in process answered from here; the others read from Redis in one round trip. */
+  override async getMany<T extends object>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    const answers = keys.map((key) => this.local.get(key) as T | undefined);
+    const missing = keys.filter((_, index) => answers[index] === undefined);
+    if (missing.length === 0) return answers;
+    const sentAt = this.shared.clock.now();
+    const found = await this.shared.getManyWithTtl<T>(missing);
+    let next = 0;
+    return answers.map((held, index) => (held !== undefined ? held : this.keepRead(keys[index], found[next++], sentAt)));
+  }
+
+  /** What Redis answered for `key` (read from `sentAt`), kept in process for its PTTL. */
+  private keepRead<T extends object>(key: string, found: { value: T; ttlMs: number } | undefined, sentAt: number): T | undefined {
     if (found === undefined) return undefined;
     const value = Object.freeze(found.value);
     // As for a write: a read sent before an erasure dropped the key, answered after, keeps no copy here

@@ -5,7 +5,7 @@ export interface Later<T> {
 
 /**
  * One round trip's worth of counter operations: queued, then run together by `exec` (one Redis
- * pipeline, or at once in memory). Values read are filled in once `exec` resolves. Sorted sets hold a
+ * script call, or at once in memory). Values read are filled in once `exec` resolves. Sorted sets hold a
  * member (a keyed hash) with its time as the score; every key lives `ttlMs` past its last write.
  */
 export interface CounterBatch {
@@ -13,6 +13,11 @@ export interface CounterBatch {
   remember(key: string, member: string, score: number, ttlMs: number): void;
   /** Members whose score is after `after` and at most `upTo`: a window (now − its length, now] counts nothing of its first instant. */
   count(key: string, after: number, upTo: number): Later<number>;
+  /**
+   * What `count` would answer had `remember(key, member, score, …)` run first, without writing it (a
+   * read that records nothing): the member is counted at `score` instead of where it is.
+   */
+  countAsIf(key: string, member: string, score: number, after: number, upTo: number): Later<number>;
   forgetMember(key: string, member: string): void;
   setFields(key: string, fields: Record<string, string>, ttlMs: number): void;
   fields(key: string): Later<Record<string, string>>;
@@ -20,8 +25,15 @@ export interface CounterBatch {
   addMember(key: string, member: string, ttlMs: number): void;
   members(key: string): Later<string[]>;
   remove(key: string): void;
+  /** Sets `key` (an erasure's mark), kept `ttlMs`. */
+  mark(key: string, ttlMs: number): void;
+  /** Writes that are skipped, when the batch runs them, if the mark `key` is set (an erased number's own members). */
+  unlessMarked(key: string): CounterWrites;
   exec(): Promise<void>;
 }
+
+/** The writes of a number's own members and records, which an erasure's mark stops. */
+export type CounterWrites = Pick<CounterBatch, 'remember' | 'setFields' | 'addMember'>;
 
 /** Where the risk counters live: Redis (shared by every instance) or this process's memory. */
 export abstract class CounterStore {

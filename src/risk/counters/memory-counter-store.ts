@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../common/clock';
-import { CounterBatch, CounterStore, Later } from './counter-store';
+import { CounterBatch, CounterStore, CounterWrites, Later } from './counter-store';
 
 interface Entry {
   expiresAt: number;
@@ -73,6 +73,13 @@ class MemoryBatch implements CounterBatch {
     return { value: n };
   }
 
+  countAsIf(key: string, member: string, score: number, after: number, upTo: number): Later<number> {
+    const inWindow = (at: number | undefined) => at !== undefined && at > after && at <= upTo;
+    const scores = this.store.entry(key, false)?.scores;
+    const { value } = this.count(key, after, upTo);
+    return { value: value - (inWindow(scores?.get(member)) ? 1 : 0) + (inWindow(score) ? 1 : 0) };
+  }
+
   forgetMember(key: string, member: string): void {
     this.store.entry(key, false)?.scores?.delete(member);
   }
@@ -107,6 +114,20 @@ class MemoryBatch implements CounterBatch {
 
   remove(key: string): void {
     this.store.remove(key);
+  }
+
+  mark(key: string, ttlMs: number): void {
+    this.store.keep(this.store.entry(key, true)!, ttlMs);
+  }
+
+  /** Asked as each write is queued, like every operation here: a mark set before it stops it. */
+  unlessMarked(key: string): CounterWrites {
+    const marked = () => this.store.entry(key, false) !== undefined;
+    return {
+      remember: (...args) => void (marked() || this.remember(...args)),
+      setFields: (...args) => void (marked() || this.setFields(...args)),
+      addMember: (...args) => void (marked() || this.addMember(...args)),
+    };
   }
 
   async exec(): Promise<void> {}

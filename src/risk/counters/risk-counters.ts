@@ -1,8 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import { type HashKey, keyedHash } from '../../common/keyed-hash';
+import { ERASURE_MARK_SECONDS } from '../../erasures/erasure-mark';
 import type { NumberRanges } from '../number-ranges';
 import type { ObservedCounts, VerificationCount } from '../scoring';
 import type { CounterBatch, CounterStore, Later } from './counter-store';
+
+/** A count of a batch (CounterBatch.count), as one verdict reads it. */
+type Count = CounterBatch['count'];
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -49,7 +53,11 @@ const keys = {
   ipCountries: (account: string, ip: string) => `ci:${account}:${ip}`,
   sourceCountries: (account: string, source: string) => `cs:${account}:${source}`,
   delays: (account: string, day: number) => `fd:${account}:${day}`,
+  /** An erasure's mark: while it is set, no ask or feedback of the number writes its hash (docs/privacy.md). */
+  erased: (number: string) => `erased:${number}`,
 };
+
+const ERASURE_MARK_MS = ERASURE_MARK_SECONDS * 1000;
 
 /** The scopes whose verification rate is counted: asked (`ask:`), verified (`ok:`) and said not verified (`no:`) by asked time. */
 interface Scopes {
@@ -84,8 +92,13 @@ export class RiskCounters {
     private readonly hashKey: HashKey,
   ) {}
 
-  /** Records the ask and answers what the counters saw, this ask included. */
-  async observe(ask: Ask): Promise<ObservedCounts> {
+  /**
+   * Records the ask and answers what the counters saw, this ask included. `record: false` only reads
+   * (a bulk job's entry, docs/sms-pumping.md "Bulk jobs"): the counts the route would answer for this
+   * ask, the number counted where its ask would have been, in the same one round trip; nothing is
+   * written, so a list being checked is not a burst of sign-ups and takes no feedback.
+   */
+  async observe(ask: Ask, { record = true }: { record?: boolean } = {}): Promise<ObservedCounts> {
     const { accountId: a, source: s, ranges, at } = ask;
     const n = shortHash(this.hashKey, ask.e164);
     const ip = ask.ip === null ? null : shortHash(this.hashKey, ask.ip);
@@ -95,38 +108,52 @@ export class RiskCounters {
     const sendsFeedback = (habit?.samples ?? 0) >= DELAY_SAMPLES;
     const hourAgo = at - HOUR_MS;
     const b = this.store.batch();
+    // Without recording, each count of a key the ask would have fed reads it as if fed (countAsIf).
+    const fed = new Map<string, string>();
+    // The number's own records and members (its hash): not written while an erasure's mark of it is set.
+    const own = b.unlessMarked(keys.erased(n));
+    const remember = (key: string, member: string, ttlMs: number): void => {
+      if (record) (member === n ? own : b).remember(key, member, at, ttlMs);
+      else fed.set(key, member);
+    };
+    const count: Count = (key, after, upTo) => {
+      const member = fed.get(key);
+      return member === undefined ? b.count(key, after, upTo) : b.countAsIf(key, member, at, after, upTo);
+    };
 
-    b.setFields(keys.seen(a, n), { t: String(at), s, r: ranges.range, c: country, i: ip ?? '', d: sendsFeedback ? '1' : '0' }, DAY_MS);
-    b.addMember(keys.askedBy(n), a, DAY_MS);
+    if (record) {
+      own.setFields(keys.seen(a, n), { t: String(at), s, r: ranges.range, c: country, i: ip ?? '', d: sendsFeedback ? '1' : '0' }, DAY_MS);
+      own.addMember(keys.askedBy(n), a, DAY_MS);
+    }
     const lastHour = (key: string, ttlMs = HOUR_MS): Later<number> => {
-      b.remember(key, n, at, ttlMs);
-      return b.count(key, hourAgo, Infinity);
+      remember(key, n, ttlMs);
+      return count(key, hourAgo, Infinity);
     };
     const rangeKey = keys.range(a, s, ranges.range);
     const rangeHour = lastHour(rangeKey, DAY_MS);
-    const rangeDay = b.count(rangeKey, at - DAY_MS, Infinity);
+    const rangeDay = count(rangeKey, at - DAY_MS, Infinity);
     const blockHour = lastHour(keys.block(a, s, shortHash(this.hashKey, ranges.block)));
     const nearby = [lastHour(keys.ten(a, s, shortHash(this.hashKey, ranges.ten)))];
-    for (const ten of [ranges.tenBefore, ranges.tenAfter]) if (ten) nearby.push(b.count(keys.ten(a, s, shortHash(this.hashKey, ten)), hourAgo, Infinity));
+    for (const ten of [ranges.tenBefore, ranges.tenAfter]) if (ten) nearby.push(count(keys.ten(a, s, shortHash(this.hashKey, ten)), hourAgo, Infinity));
     const deploymentRangeHour = lastHour(keys.deploymentRange(ranges.range));
     const ipNumbers = ip === null ? null : lastHour(keys.ipNumbers(a, ip));
     let ipCountries: Later<number> | null = null;
     if (ip !== null) {
-      b.remember(keys.ipCountries(a, ip), country, at, HOUR_MS);
-      ipCountries = b.count(keys.ipCountries(a, ip), hourAgo, Infinity);
+      remember(keys.ipCountries(a, ip), country, HOUR_MS);
+      ipCountries = count(keys.ipCountries(a, ip), hourAgo, Infinity);
     }
-    b.remember(keys.sourceCountries(a, s), country, at, HOUR_MS);
-    const sourceCountries = b.count(keys.sourceCountries(a, s), hourAgo, Infinity);
+    remember(keys.sourceCountries(a, s), country, HOUR_MS);
+    const sourceCountries = count(keys.sourceCountries(a, s), hourAgo, Infinity);
 
     const scopes = scopesOf(a, s, ranges.range, ask.country, ip);
-    const rate = (scope: string | null, record = true): Later<VerificationCount> | null => {
+    const rate = (scope: string | null, counted = true): Later<VerificationCount> | null => {
       if (scope === null) return null;
-      if (record) b.remember(`ask:${scope}`, n, at, DAY_MS);
-      return verificationOf(b, scope, at, graceMs);
+      if (counted) remember(`ask:${scope}`, n, DAY_MS);
+      return verificationOf(count, scope, at, graceMs);
     };
     const verification = {
       // The source's last hour apart: a burst on a source with a good day behind it shows at once.
-      sourceHour: verificationOf(b, scopes.source, at, graceMs, hourAgo),
+      sourceHour: verificationOf(count, scopes.source, at, graceMs, hourAgo),
       range: rate(scopes.range)!,
       country: rate(scopes.country)!,
       source: rate(scopes.source)!,
@@ -134,7 +161,7 @@ export class RiskCounters {
       // Across accounts, only the asks of accounts that send feedback count: another account's silence is not a failure.
       deploymentRange: rate(scopes.deploymentRange, sendsFeedback)!,
     };
-    const sourceNumbersHour = b.count(`ask:${scopes.source}`, hourAgo, Infinity);
+    const sourceNumbersHour = count(`ask:${scopes.source}`, hourAgo, Infinity);
     const day = Math.floor(at / DAY_MS);
     const delays = [b.fields(keys.delays(a, day)), b.fields(keys.delays(a, day - 1))];
 
@@ -179,16 +206,18 @@ export class RiskCounters {
     const askedAt = Number(t);
     const scopes = scopesOf(accountId, s, r, c === '--' ? null : c, i === '' ? null : i);
     const write = this.store.batch();
+    // An erasure between the read and this write: its mark stops the number's hash from coming back.
+    const own = write.unlessMarked(keys.erased(n));
     for (const scope of [scopes.range, scopes.country, scopes.source, scopes.ip, d === '1' ? scopes.deploymentRange : null]) {
       if (scope === null) continue;
-      write.remember(`${verified ? 'ok' : 'no'}:${scope}`, n, askedAt, DAY_MS);
+      own.remember(`${verified ? 'ok' : 'no'}:${scope}`, n, askedAt, DAY_MS);
       write.forgetMember(`${verified ? 'no' : 'ok'}:${scope}`, n);
     }
     if (verified && v !== '1') {
       // How long this account's real users take: the first verification of an ask counts once.
       const delayKey = keys.delays(accountId, Math.floor(at / DAY_MS));
       write.increment(delayKey, bucketOf(at - askedAt), 1, 2 * DAY_MS);
-      write.setFields(keys.seen(accountId, n), { v: '1' }, DAY_MS);
+      own.setFields(keys.seen(accountId, n), { v: '1' }, DAY_MS);
     }
     await write.exec();
     return { askedAt };
@@ -196,11 +225,14 @@ export class RiskCounters {
 
   /**
    * Erasure (docs/privacy.md): every account's record of asking for this number, and the number's keyed
-   * hash in every counter those records lead to. How many asks were forgotten.
+   * hash in every counter those records lead to. How many asks were forgotten. The mark is set in the
+   * script that reads whom to erase (and again in the one that erases): an ask or feedback whose write
+   * lands after it writes nothing of the number, so what the erasure read is all there is to remove.
    */
   async forget(e164: string, ranges: NumberRanges): Promise<number> {
     const n = shortHash(this.hashKey, e164);
     const first = this.store.batch();
+    first.mark(keys.erased(n), ERASURE_MARK_MS);
     const accounts = first.members(keys.askedBy(n));
     await first.exec();
     const second = this.store.batch();
@@ -227,6 +259,7 @@ export class RiskCounters {
       erase.remove(keys.seen(account, n));
     }
     erase.remove(keys.askedBy(n));
+    erase.mark(keys.erased(n), ERASURE_MARK_MS);
     await erase.exec();
     return forgotten;
   }
@@ -237,13 +270,13 @@ export class RiskCounters {
  * grace (with or without feedback), and younger asks that already have feedback; verified: asks with
  * `verified: true`.
  */
-function verificationOf(b: CounterBatch, scope: string, at: number, graceMs: number, since = at - DAY_MS): Later<VerificationCount> {
+function verificationOf(count: Count, scope: string, at: number, graceMs: number, since = at - DAY_MS): Later<VerificationCount> {
   const dayAgo = since;
   const graceStart = at - graceMs;
-  const old = b.count(`ask:${scope}`, dayAgo, graceStart);
-  const youngVerified = b.count(`ok:${scope}`, graceStart, Infinity);
-  const youngRefused = b.count(`no:${scope}`, graceStart, Infinity);
-  const verified = b.count(`ok:${scope}`, dayAgo, Infinity);
+  const old = count(`ask:${scope}`, dayAgo, graceStart);
+  const youngVerified = count(`ok:${scope}`, graceStart, Infinity);
+  const youngRefused = count(`no:${scope}`, graceStart, Infinity);
+  const verified = count(`ok:${scope}`, dayAgo, Infinity);
   return {
     get value() {
       return { outcomes: old.value + youngVerified.value + youngRefused.value, verified: verified.value };

@@ -1,16 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsObject, IsOptional, IsString, IsUrl, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { BUILT_IN_CHECKS } from '../../checks/built-in-checks';
-import type { CheckDefinition } from '../../checks/check-definition';
 import { checkOptionsChangeProblems } from '../../checks/check-options';
 import { closestField, OptionalNotNull } from '../../common/validation';
+import { knownCheckNames, knownOptionChecks, MAX_CREDIT_SETTING } from '../known-checks';
 import { RISK_THRESHOLDS, riskChangeProblems, type RiskThresholdName } from '../risk-settings';
 
 /** A patch example: the first check that is off by default, turned on. */
 const EXAMPLE_PATCH = Object.fromEntries(BUILT_IN_CHECKS.filter((check) => !check.defaultEnabled).slice(0, 1).map((check) => [check.name, true]));
-
-/** Largest credit amount a cap or threshold may name (the admin API's credit limit). */
-export const MAX_CREDIT_SETTING = 1_000_000_000_000;
 
 /**
  * Every registered check, on or off. Its properties in the OpenAPI document come from the CheckRegistry
@@ -90,15 +87,6 @@ export class CheckOptionsPatchDto {
   [check: string]: Record<string, number | null>;
 }
 
-/** The checks (and the options each declares) the request layer knows: the built-in ones, and those registered at start-up (SettingsService adds them). */
-const knownOptionChecks: CheckDefinition[] = [...BUILT_IN_CHECKS];
-
-export function knowCheckOptions(checks: Iterable<CheckDefinition>): void {
-  for (const check of checks) {
-    if (!knownOptionChecks.some((known) => known.name === check.name)) knownOptionChecks.push(check);
-  }
-}
-
 /** `check_options` names known checks and their declared options, each an integer within its bounds or null. */
 function IsCheckOptionsChange(): PropertyDecorator {
   return ValidateBy({
@@ -169,16 +157,6 @@ export class WebhookSecretRotationDto {
     description: 'Until then the previous secret still signs callbacks too: X-Signature carries both signatures, comma-separated, the new one first.',
   })
   previous_secret_valid_until: string;
-}
-
-/**
- * The check names the request layer knows: the built-in ones, and those a CheckRegistry registers at
- * start-up (SettingsService adds them). SettingsService checks a change again against its own registry.
- */
-const knownCheckNames = new Set(BUILT_IN_CHECKS.map((check) => check.name));
-
-export function knowCheckNames(names: Iterable<string>): void {
-  for (const name of names) knownCheckNames.add(name);
 }
 
 /** What is wrong with a `checks` object, one sentence per key (none for a value that is not an object: IsObject says so). */

@@ -6,6 +6,8 @@ export const ADMIN_TOKEN = 'faults-admin-token-0123456789';
 export interface Instance {
   readonly url: string;
   readonly process: ServiceProcess | undefined;
+  /** Its process is alive (started, and neither killed nor exited since). */
+  readonly running: boolean;
   start(): Promise<void>;
   /** kill -9, as a crash would. */
   kill(): Promise<void>;
@@ -25,6 +27,9 @@ function instance(port: number, env: Record<string, string | undefined>): Instan
     url: `http://127.0.0.1:${port}`,
     get process() {
       return current;
+    },
+    get running() {
+      return current !== undefined && current.child.exitCode === null && current.child.signalCode === null;
     },
     async start() {
       current = await startServiceProcess({ ADMIN_TOKEN, ...env }, port);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { QueryRunner } from 'typeorm';
 import { AdminModule } from '../../../src/admin/admin.module';
 import { AppError } from '../../../src/common/errors';
-import { CHARGE_STATEMENT_TIMEOUT_MS, ChargeBatcher, LANDING_POLL_MS } from '../../../src/credits/charge-batcher';
+import { CHARGE_STATEMENT_TIMEOUT_MS, ChargeBatcher, LANDING_MARGIN_MS, LANDING_POLL_MS } from '../../../src/credits/charge-batcher';
 import { CreditsRepository } from '../../../src/credits/credits.repository';
 import { CreditsService } from '../../../src/credits/credits.service';
 import { PendingGiveBacks } from '../../../src/credits/pending-give-backs';
@@ -83,12 +83,48 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
       // Not landed yet: its give-back looks again after a pause, until the landing margin has passed.
       expect(m.get(PendingGiveBacks).count).toBe(1);
       server.open();
-      expect(await landed).toMatchObject({ written: expect.any(Map) });
+      expect(((await landed) as { written: Map<string, unknown> }).written.size).toBe(1); // landed, not refused as late
       const giveBacks = m.get(PendingGiveBacks);
       await advanceWhilePaused(m.clock, () => giveBacks.count === 0, { stepMs: LANDING_POLL_MS });
       expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 100, ledgerSum: 100, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 } });
     } finally {
       broken.mockRestore();
+    }
+  });
+
+  it('a look for the landed charge that began before the landing but answered after the window does not end the give-back (a slow reply)', async () => {
+    const account = await createAccount(m, { credits: 100 });
+    const repository = m.get(CreditsRepository);
+    const [chargeMany, refundLanded] = [repository.chargeMany.bind(repository), repository.refundLanded.bind(repository)];
+    const [server, heldLook, released] = [gate(), gate(), gate()];
+    let landed: Promise<unknown> = Promise.resolve();
+    const broken = jest.spyOn(repository, 'chargeMany').mockImplementationOnce(async (...args) => {
+      landed = server.opened.then(() => chargeMany(...args));
+      throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+    });
+    // The give-back's first look runs before the charge lands (it finds nothing); its answer comes back
+    // only when the test says, after the landing and after the window has passed by the clock.
+    const slowLook = jest.spyOn(repository, 'refundLanded').mockImplementationOnce(async (...args) => {
+      const found = await refundLanded(...args);
+      heldLook.open();
+      await released.opened;
+      return found;
+    });
+    try {
+      const charge = m.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'slow-look', settled: true });
+      await expect(charge).rejects.toThrow();
+      await heldLook.opened;
+      server.open();
+      expect(((await landed) as { written: Map<string, unknown> }).written.size).toBe(1); // landed, not refused as late
+      await m.clock.advance(CHARGE_STATEMENT_TIMEOUT_MS + LANDING_MARGIN_MS);
+      released.open();
+      const giveBacks = m.get(PendingGiveBacks);
+      await advanceWhilePaused(m.clock, () => giveBacks.count === 0, { stepMs: LANDING_POLL_MS });
+      // main: balance 96, no REFUND (the empty look, answered after the window, was taken as final)
+      expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 100, ledgerSum: 100, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 } });
+    } finally {
+      broken.mockRestore();
+      slowLook.mockRestore();
     }
   });
 

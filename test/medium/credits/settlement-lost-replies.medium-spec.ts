@@ -2,7 +2,6 @@ import { AdminModule } from '../../../src/admin/admin.module';
 import { CreditsRepository } from '../../../src/credits/credits.repository';
 import { GIVE_BACK_PAUSE_MS, OUTCOME_UNKNOWN } from '../../../src/credits/credits.service';
 import { PendingGiveBacks } from '../../../src/credits/pending-give-backs';
-import { FilterModule } from '../../../src/filter/filter.module';
 import { Metrics } from '../../../src/metrics/metrics';
 import { createAccount } from '../../factories/accounts';
 import { distinctNumbers } from '../../helpers/bulk';
@@ -11,25 +10,9 @@ import { eventually } from '../../helpers/eventually';
 import { ledgerState } from '../../helpers/ledger';
 import { TEST_NUMBERS } from '../../helpers/numbers';
 import { TcpProxy } from '../../helpers/tcp-proxy';
+import { behindProxy } from '../behind-proxy';
 import { Medium, startMedium } from '../medium';
 import { CallOutcome, paidCalls } from '../paid-calls';
-
-/** Services connected to `m`'s database through a TCP proxy of their own, which the test can break. */
-async function behindProxy(m: Medium): Promise<{ instance: Medium; proxy: TcpProxy }> {
-  let proxy!: TcpProxy;
-  const instance = await startMedium({
-    imports: [AdminModule, FilterModule],
-    joining: m,
-    connectVia: async (url) => {
-      const parsed = new URL(url);
-      proxy = new TcpProxy(parsed.hostname, Number(parsed.port || 5432));
-      parsed.port = String(await proxy.start());
-      parsed.hostname = '127.0.0.1';
-      return parsed.toString();
-    },
-  });
-  return { instance, proxy };
-}
 
 /** A promise's outcome once it has one, readable without awaiting it. */
 function watched<T>(promise: Promise<T>): { done: () => boolean; result: Promise<T> } {

@@ -27,6 +27,19 @@ function client(m: Medium): Caller & { leave(): void } {
   return { arrivedAt: m.clock.now(), gone: () => gone, leave: () => (gone = true) };
 }
 
+type Method = (...args: never[]) => unknown;
+
+/** The next call of `service[method]` makes `caller` leave first: the call is then worked after its charge, its client gone. Returns the restore. */
+function leaveAtNext<S extends object>(service: S, method: keyof S & string, caller: { leave(): void }): () => void {
+  const methods = service as unknown as Record<string, Method>;
+  const original = methods[method].bind(service);
+  const spy = jest.spyOn(methods, method).mockImplementationOnce((...args) => {
+    caller.leave();
+    return original(...args);
+  });
+  return () => spy.mockRestore();
+}
+
 let numbers = 0;
 /** A number nobody looked up yet (so its lookup is not answered from the cache), not one of the sandbox's test numbers. */
 const freshNumber = () => `+4474001${String(20_000 + ++numbers * 7).padStart(5, '0')}`;
@@ -107,6 +120,44 @@ describe('a paid call whose caller has gone or waited too long is not charged', 
     expect(await call(account, freshNumber(), { caller: gone })).toMatchObject({ ok: false, code: 'SERVICE_UNAVAILABLE' });
     expect((await call(account, freshNumber(), { caller: client(m) })).ok).toBe(true);
     expect(await ledgerState(m.db, account.id)).toMatchObject({ balance: 10 - (await costOf(account)), byType: { TOPUP: 1, CHARGE: 1 } });
+  });
+
+  /**
+   * A fault-suite run on a busy machine (paused-callers.e2e): the FIN of a client that had left was read
+   * after its call passed the gate, and the call was charged and settled. Asked again at the settle,
+   * the charge is given back instead; the old code settled it.
+   */
+  it('refunds, rather than settles, a call whose client leaves while it is worked (after its charge)', async () => {
+    const account = await createAccount(m, { credits: 10 });
+    const before = await notCharged('client_gone');
+    const leaving = client(m);
+    const restore = leaveAtNext(m.get(LookupService), 'lookUp', leaving);
+    const outcome = await call(account, freshNumber(), { caller: leaving });
+    restore();
+    expect(outcome).toMatchObject({ ok: false, code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('its charge is refunded') });
+    expect(await ledgerState(m.db, account.id)).toMatchObject({ balance: 10, byType: { TOPUP: 1, CHARGE: 1, REFUND: 1 } });
+    expect(await m.db.query(`SELECT id FROM ledger_entries WHERE account_id = $1 AND type = 'CHARGE' AND settled_at IS NULL`, [account.id])).toEqual([]);
+    expect((await notCharged('client_gone')) - before).toBe(1);
+
+    const risk = m.get(RiskService);
+    const leavingRisk = client(m);
+    const restoreRisk = leaveAtNext(risk, 'verdictOf', leavingRisk);
+    await expect(risk.verdict(asCaller(account), { phone: '+447400123456' }, undefined, leavingRisk)).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    restoreRisk();
+    expect(await ledgerState(m.db, account.id)).toMatchObject({ balance: 10, byType: { TOPUP: 1, CHARGE: 2, REFUND: 2 } });
+  });
+
+  it('frees the Idempotency-Key of a call refunded at its settle: a retry with the key is answered and charged once', async () => {
+    const account = await createAccount(m, { credits: 10 });
+    const phone = freshNumber();
+    const leaving = client(m);
+    const restore = leaveAtNext(m.get(LookupService), 'lookUp', leaving);
+    expect(await call(account, phone, { key: 'left-mid-call', caller: leaving })).toMatchObject({ ok: false, code: 'SERVICE_UNAVAILABLE' });
+    restore();
+    const retry = await call(account, phone, { key: 'left-mid-call', caller: client(m) });
+    expect(retry).toMatchObject({ ok: true, replayed: false });
+    expect(await call(account, phone, { key: 'left-mid-call', caller: client(m) })).toMatchObject({ ok: true, replayed: true });
+    expect(await ledgerState(m.db, account.id)).toMatchObject({ balance: 10 - (await costOf(account)), byType: { TOPUP: 1, CHARGE: 2, REFUND: 1 } });
   });
 
   it('sheds a call that waited past the queue deadline with 503 and Retry-After, uncharged; at the deadline it is charged', async () => {

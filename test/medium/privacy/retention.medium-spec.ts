@@ -28,11 +28,24 @@ describe('retention: each store lets go of numbers after its period by the clock
   afterAll(() => m.close());
 
   const count = async (sql: string, params: unknown[] = []): Promise<number> => (await m.db.query(`SELECT count(*)::int AS n FROM ${sql}`, params))[0].n;
+  /**
+   * Two instances' runs at once, again until a round deletes nothing, as the scheduler's next rounds
+   * would: a run may stop with rows left when the other instance's batch held them with an older
+   * snapshot (a CI run left 2 of 4 bulk entries to the next round). The sum of every round.
+   */
   const runTwiceAtOnce = async (): Promise<RetentionCounts> => {
     const now = m.clock.date();
     const retention = m.get(RetentionService);
-    const runs = await Promise.all([retention.runOnce(now), retention.runOnce(now)]);
-    return Object.fromEntries(Object.keys(runs[0]).map((name) => [name, runs[0][name] + runs[1][name]]));
+    const total: RetentionCounts = {};
+    for (;;) {
+      const runs = await Promise.all([retention.runOnce(now), retention.runOnce(now)]);
+      let round = 0;
+      for (const name of Object.keys(runs[0])) {
+        total[name] = (total[name] ?? 0) + runs[0][name] + runs[1][name];
+        round += runs[0][name] + runs[1][name];
+      }
+      if (round === 0) return total;
+    }
   };
   const done = (counts: RetentionCounts) => Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
   const advanceTo = (at: number) => m.clock.advance(Math.max(0, at - m.clock.now()));

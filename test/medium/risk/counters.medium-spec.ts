@@ -8,6 +8,7 @@ import { rangesOf } from '../../../src/risk/number-ranges';
 import { RiskRecords } from '../../../src/risk/risk-records';
 import { RiskStoreModule } from '../../../src/risk/risk-store.module';
 import { createAccount } from '../../factories/accounts';
+import { testRedisUrl } from '../../helpers/redis';
 import { Medium, startMedium } from '../medium';
 
 /**
@@ -105,13 +106,37 @@ describe.each([
     expect(now.verification.sourceHour).toEqual({ outcomes: 5, verified: 0 });
   });
 
+  it('reads without recording what recording the same ask would answer (the number counted where its ask would be), and writes nothing', async () => {
+    const a = await newAccount();
+    const peek = (e164: string, extra: Partial<Ask> = {}) =>
+      counters.observe({ accountId: a, source: 'peek', e164, ranges: rangesOf(e164), country: 'GB', ip: '203.0.113.70', at: m.clock.now(), graceSeconds: 600, ...extra }, { record: false });
+    const record = (e164: string, extra: Partial<Ask> = {}) => ask(a, e164, { source: 'peek', ip: '203.0.113.70', ...extra });
+    const earlier = '+447400310011';
+    for (const e164 of [earlier, '+447400312222', '+447400313333']) await record(e164);
+    await counters.feedback(a, '+447400312222', true, m.clock.now());
+    await m.clock.advance(601_000); // the three asks are past the grace: known outcomes
+    await record('+4915212340000', { ranges: rangesOf('+4915212340000'), country: 'DE' });
+
+    // A number never asked: counted once in every window its ask would have fed.
+    const fresh = '+447400314444';
+    const read = await peek(fresh);
+    expect({ range: read.rangeHour, day: read.rangeDay, deployment: read.deploymentRangeHour, numbers: read.sourceNumbersHour }).toEqual({ range: 4, day: 4, deployment: 4, numbers: 5 });
+    expect(await peek(fresh)).toEqual(read); // nothing was written
+    expect(await record(fresh)).toEqual(read);
+
+    // A number asked before: not counted twice, and its earlier ask moves out of the past-the-grace outcomes as a new ask would move it.
+    const again = await peek(earlier, { country: 'FR' });
+    expect({ range: again.rangeHour, outcomes: again.verification.range.outcomes, countries: again.sourceCountriesHour }).toEqual({ range: 4, outcomes: 2, countries: 3 });
+    expect(await record(earlier, { country: 'FR' })).toEqual(again);
+  });
+
   it('holds ranges and keyed hashes, never a number, its 100-block or block of ten, nor an IP', async () => {
     if (kind === 'memory') return expect(m.get(CounterStore).kind).toBe('memory'); // Redis is what another process could read
     const a = await newAccount();
     const e164 = '+447400281234';
     await ask(a, e164, { source: 'privacy', ip: '198.51.100.77' });
     await counters.feedback(a, e164, true, m.clock.now());
-    const redis = new Redis(process.env.REDIS_URL!);
+    const redis = new Redis(testRedisUrl());
     try {
       const keys = await redis.keys(`${m.config.risk.redisPrefix}*`);
       const stored: string[] = [];

@@ -1,0 +1,25 @@
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError, TransactionNotStartedError } from 'typeorm';
+import { isDatabaseUnavailable } from './all-exceptions.filter';
+
+/**
+ * What the one exception filter answers 503 SERVICE_UNAVAILABLE ("the database is unreachable, nothing
+ * was charged, retry") rather than 500: the errors a request meets when PostgreSQL dies under it.
+ */
+describe('isDatabaseUnavailable', () => {
+  it('is true of a transaction whose connection the pool already dropped (kill -9 of PostgreSQL mid-transaction answered 500 before)', () => {
+    expect(isDatabaseUnavailable(new QueryRunnerProviderAlreadyReleasedError())).toBe(true);
+    expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
+    expect(isDatabaseUnavailable(new TransactionNotStartedError())).toBe(true);
+  });
+
+  it('is true of the driver\'s lost connections and of SQLSTATE class 08 and 57P0x', () => {
+    expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('terminating connection due to unexpected postmaster exit'), { code: '57P01' }))).toBe(true);
+    expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code: '08006' })))).toBe(true);
+  });
+
+  it('is false of a statement PostgreSQL refused (a bug, or a constraint): those stay 500 or their own code', () => {
+    expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], Object.assign(new Error('syntax error'), { code: '42601' })))).toBe(false);
+    expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
+  });
+});
