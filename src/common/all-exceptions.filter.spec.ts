@@ -18,8 +18,18 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], Object.assign(new Error('x'), { code: '08006' })))).toBe(true);
   });
 
+  it("is true of pg's other words for a connection it cannot use, and of a lost connection given as an error's cause", () => {
+    expect(isDatabaseUnavailable(new Error('Client was closed and is not queryable'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Query read timeout'))).toBe(true);
+    expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], new Error('Client has encountered a connection error and is not queryable')))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('write after a reset'), { code: 'ERR_STREAM_DESTROYED' }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Connection terminated due to connection timeout', { cause: new Error('timeout expired') }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('the claim failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).toBe(true);
+  });
+
   it('is false of a statement PostgreSQL refused (a bug, or a constraint): those stay 500 or their own code', () => {
     expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], Object.assign(new Error('syntax error'), { code: '42601' })))).toBe(false);
     expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
+    expect(isDatabaseUnavailable(new Error('boom', { cause: new Error('a bug') }))).toBe(false);
   });
 });

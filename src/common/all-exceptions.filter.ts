@@ -28,14 +28,21 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   // TypeORM's words for a transaction whose connection the pool already dropped (PostgreSQL killed under it):
   // its next statement, or its ROLLBACK after a failed BEGIN/COMMIT.
   if (error instanceof QueryRunnerProviderAlreadyReleasedError || error instanceof QueryRunnerAlreadyReleasedError || error instanceof TransactionNotStartedError) return true;
-  const candidates = [error, (error as { driverError?: unknown })?.driverError];
+  // The error, the driver's error TypeORM wrapped, and what either was caused by (pg-pool's connect timeout wraps the socket's).
+  const candidates: unknown[] = [];
+  for (let next: unknown = error; next && typeof next === 'object' && candidates.length < 8 && !candidates.includes(next); ) {
+    candidates.push(next);
+    const { driverError, cause } = next as { driverError?: unknown; cause?: unknown };
+    if (driverError && typeof driverError === 'object') candidates.push(driverError);
+    next = cause ?? (driverError as { cause?: unknown } | undefined)?.cause;
+  }
   return candidates.some((candidate) => {
     if (!candidate || typeof candidate !== 'object') return false;
     const { code, message } = candidate as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE'].includes(code))) {
+    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'].includes(code))) {
       return true;
     }
-    return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Driver not Connected|the database system is (shutting down|starting up)/i.test(message);
+    return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable|Driver not Connected|the database system is (shutting down|starting up)/i.test(message);
   });
 }
 
