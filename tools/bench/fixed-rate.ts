@@ -319,7 +319,11 @@ export function summarize(rows: FixedRateRow[]): string[] {
   return lines;
 }
 
-/** Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...). */
+/**
+ * Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...), the builds in
+ * turn first and second (ABBA): the second of a pair ran worse in both orders (the first's embedded
+ * PostgreSQL and data folder still going away), which a fixed order charged to `after` alone.
+ */
 export async function runFixedRate(): Promise<FixedRateRow[]> {
   pinRest();
   console.error(
@@ -331,7 +335,12 @@ export async function runFixedRate(): Promise<FixedRateRow[]> {
   console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---:|');
   const rows: FixedRateRow[] = [];
   const nodes = runtimes();
-  for (let run = 1; run <= RUNS; run++) for (const runtime of nodes) for (const build of builds()) rows.push(...(await withRetries(() => benchOne(run, runtime, build))));
+  for (let run = 1; run <= RUNS; run++) {
+    for (const runtime of nodes) {
+      const order = run % 2 === 1 ? builds() : builds().reverse();
+      for (const build of order) rows.push(...(await withRetries(() => benchOne(run, runtime, build))));
+    }
+  }
   return rows;
 }
 
