@@ -25,6 +25,14 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
  * transaction mode (DATABASE_PREPARED_STATEMENTS=named there; the connection is dropped, see preparedQuery).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  try {
+    return databaseUnavailable(error);
+  } catch {
+    return false; // an error whose properties throw when read (a getter, a Proxy) is not one of these
+  }
+}
+
+function databaseUnavailable(error: unknown): boolean {
   // TypeORM's words for a transaction whose connection the pool already dropped (PostgreSQL killed under it):
   // its next statement, or its ROLLBACK after a failed BEGIN/COMMIT.
   if (error instanceof QueryRunnerProviderAlreadyReleasedError || error instanceof QueryRunnerAlreadyReleasedError || error instanceof TransactionNotStartedError) return true;
@@ -39,7 +47,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return candidates.some((candidate) => {
     if (!candidate || typeof candidate !== 'object') return false;
     const { code, message } = candidate as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END'].includes(code))) {
+    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'].includes(code))) {
       return true;
     }
     return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable|Driver not Connected|the database system is (shutting down|starting up)/i.test(message);

@@ -31,7 +31,8 @@ const CONNECTIONS = 20;
 const RATES = (process.env.BENCH_RATES ?? '1000,3000').split(',').map(Number);
 const DURATION_SECONDS = Number(process.env.BENCH_FIXED_DURATION ?? 15);
 const WARM_UP_SECONDS = Number(process.env.BENCH_FIXED_WARM_UP ?? 3);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** Runs of each runtime and build: 3, or 4 beside a `before` build (each build goes first in as many pairs, ABBA). */
+const RUNS = Number(process.env.BENCH_RUNS ?? (process.env.BENCH_BEFORE_ROOT ? 4 : 3));
 /** The share of the offered rate a run must have been answered at to count in the summary. */
 const KEEP_SHARE = Number(process.env.BENCH_KEEP_SHARE ?? 0.9);
 /** `even` (default): one request every 1/rate s; `autocannon`: its overallRate, a burst each second (load-generator.ts). */
@@ -321,8 +322,8 @@ export function summarize(rows: FixedRateRow[]): string[] {
 
 /**
  * Every run, runtime and build, alternated (run 1: each runtime, each build; then run 2 ...), the builds in
- * turn first and second (ABBA): the second of a pair ran worse in both orders (the first's embedded
- * PostgreSQL and data folder still going away), which a fixed order charged to `after` alone.
+ * turn first and second (ABBA): the second run of a pair measured worse in 5 of 6 pairs whichever build
+ * it was (cause not found), which a fixed order charged to `after` alone.
  */
 export async function runFixedRate(): Promise<FixedRateRow[]> {
   pinRest();
