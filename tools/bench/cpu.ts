@@ -27,6 +27,17 @@ export function processCpuMicros(pid: number): number {
   return procStat(pid)?.cpuMicros ?? 0;
 }
 
+/** The read and write system calls a process (all its threads) has made so far (/proc/<pid>/io syscr, syscw); 0 once it has exited. */
+export function processIoCalls(pid: number): { reads: number; writes: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: 0, writes: 0 };
+  }
+}
+
 /** CPU time of a process and its children (a PostgreSQL server: the postmaster and its backends), per pid. */
 export function treeCpuMicros(rootPid: number): Map<number, number> {
   const cpu = new Map<number, number>();

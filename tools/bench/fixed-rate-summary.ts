@@ -10,7 +10,8 @@ const rows: FixedRateRow[] = [];
 for (const line of readFileSync(process.argv[2], 'utf8').split('\n')) {
   const cells = line.split('|').map((cell) => cell.trim());
   if (cells.length < 16 || !/^\d+$/.test(cells[1])) continue;
-  const [, run, runtime, build, rate, route, answered, p50, p99, p99_9, service, postgres, redis, wal, loop, heap, , , failed, inServer] = cells;
+  const [, run, runtime, build, rate, route, answered, p50, p99, p99_9, service, postgres, redis, wal, loop, heap, , , failed, inServer, , io] = cells;
+  const [reads, writes] = (io ?? '').split('/').map((v) => Number(v.trim()));
   // "allocated / promoted (+old old)"
   const [allocated, promoted] = (heap ?? '').split('/').map((v) => parseFloat(v));
   const [loopP99, loopMax] = loop.split('/').map((v) => Number(v.trim()));
@@ -31,6 +32,7 @@ for (const line of readFileSync(process.argv[2], 'utf8').split('\n')) {
     loop: Number.isFinite(loopP99) ? { p50: NaN, p90: NaN, p99: loopP99, p99_9: NaN, max: loopMax, server } : undefined,
     allocatedBytes: Number.isFinite(allocated) ? allocated : undefined,
     promotedBytes: Number.isFinite(promoted) ? promoted : undefined,
+    syscalls: Number.isFinite(reads) && Number.isFinite(writes) ? { reads, writes } : undefined,
   });
 }
 console.log(summarize(rows).join('\n'));

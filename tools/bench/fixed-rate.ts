@@ -22,7 +22,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../../src/common/net';
 import { startEmbeddedPostgres, temporaryDataDir } from '../../src/database/embedded-postgres';
-import { postmasterPid, processCpuMicros, treeCpuMicros, treeDeltaMicros } from './cpu';
+import { postmasterPid, processCpuMicros, processIoCalls, treeCpuMicros, treeDeltaMicros } from './cpu';
 import { phoneInBlock, type LoadFigures, type LoadRequest } from './load-generator';
 import type { LoopDelay } from './loop-delay-probe';
 import { privateRedis, ROOT, startChild, stopChild } from './processes';
@@ -90,6 +90,12 @@ export interface FixedRateRow {
   /** Per call answered: bytes allocated on the JavaScript heap, and bytes promoted to the old generation. */
   allocatedBytes: number | undefined;
   promotedBytes: number | undefined;
+  /**
+   * The service's read and write system calls per call answered (/proc/<pid>/io: socket reads and writes
+   * included): what a call costs in round trips and flushes, whatever the machine's speed. Undefined
+   * for a row read back from a log that has no such column.
+   */
+  syscalls?: { reads: number; writes: number };
 }
 
 interface Runtime {
@@ -111,13 +117,21 @@ function runtimes(): Runtime[] {
   });
 }
 
+/**
+ * BENCH_BEFORE_ROOT: a built checkout measured beside this one. BENCH_AFTER_ROOT (with it): another built
+ * checkout measured as `after` instead of this one, to split a span of commits (the bench's tools stay this
+ * checkout's).
+ */
 function builds(): Build[] {
   const before = process.env.BENCH_BEFORE_ROOT;
   if (!before) return [{ label: 'this', root: ROOT }];
-  if (!existsSync(resolve(before, 'dist/src/main.js'))) throw new Error(`BENCH_BEFORE_ROOT ${before} is not built (npm run build there)`);
+  const after = process.env.BENCH_AFTER_ROOT ?? ROOT;
+  for (const [name, root] of [['BENCH_BEFORE_ROOT', before], ['BENCH_AFTER_ROOT', after]]) {
+    if (!existsSync(resolve(root, 'dist/src/main.js'))) throw new Error(`${name} ${root} is not built (npm run build there)`);
+  }
   return [
     { label: 'before', root: resolve(before) },
-    { label: 'after', root: ROOT },
+    { label: 'after', root: resolve(after) },
   ];
 }
 
@@ -147,14 +161,15 @@ async function measure(on: Measured, request: Omit<LoadRequest, 'connections' | 
   process.kill(on.servicePid, 'SIGUSR2'); // a new loop-delay histogram from here
   await new Promise((done) => setTimeout(done, 50));
   const walBefore = await walBytes(on.database);
-  const before = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid) };
+  const before = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid), io: processIoCalls(on.servicePid) };
   const figures = await offer({ ...request, durationSeconds: DURATION_SECONDS });
-  const after = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid) };
+  const after = { service: processCpuMicros(on.servicePid), postgres: treeCpuMicros(on.postgresPid), redis: processCpuMicros(on.redisPid), io: processIoCalls(on.servicePid) };
   const walAfter = await walBytes(on.database);
   process.kill(on.servicePid, 'SIGUSR2');
   await new Promise((done) => setTimeout(done, 100));
   const loop = existsSync(on.loopFile) ? (JSON.parse(readFileSync(on.loopFile, 'utf8')) as LoopDelay) : undefined;
   const perCall = (micros: number) => Math.round(micros / Math.max(1, figures.requests));
+  const perCallTenths = (count: number) => Math.round((count * 10) / Math.max(1, figures.requests)) / 10;
   return {
     figures,
     serviceCpu: perCall(after.service - before.service),
@@ -164,6 +179,7 @@ async function measure(on: Measured, request: Omit<LoadRequest, 'connections' | 
     loop,
     allocatedBytes: loop?.heap ? perCall(loop.heap.allocated) : undefined,
     promotedBytes: loop?.heap ? perCall(loop.heap.promoted) : undefined,
+    syscalls: { reads: perCallTenths(after.io.reads - before.io.reads), writes: perCallTenths(after.io.writes - before.io.writes) },
   };
 }
 
@@ -272,9 +288,12 @@ function describe(row: FixedRateRow): string {
   const gc = heap ? `${row.allocatedBytes} / ${row.promotedBytes} (+${Math.round(heap.allocatedOld / Math.max(1, row.figures.requests))} old) | ${heap.scavenges} / ${heap.majorGcs} | ${heap.scavengeMax.toFixed(1)} / ${heap.majorMax.toFixed(1)}` : '— | — | —';
   return (
     `| ${row.run} | ${row.runtime} | ${row.build} | ${row.rate} | ${row.route} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.p99_9} | ` +
-    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${gc} | ${f.non2xx + f.errors} | ${server} | ${f.sendLateP99 ?? '—'} |`
+    `${row.serviceCpu} | ${row.postgresCpu} | ${row.redisCpu} | ${row.walBytes} | ${loop} | ${gc} | ${f.non2xx + f.errors} | ${server} | ${f.sendLateP99 ?? '—'} | ${syscalls(row)} |`
   );
 }
+
+/** The service's read / write system calls per call, or "—". */
+const syscalls = (row: FixedRateRow) => (row.syscalls ? `${row.syscalls.reads} / ${row.syscalls.writes}` : '—');
 
 /** `a / b` as "1.5×", or "—" when either side had no run kept. */
 const ratio = (a: number, b: number) => (Number.isFinite(a / b) && b > 0 ? `${(a / b).toFixed(2)}×` : '—');
@@ -288,8 +307,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  */
 export function summarize(rows: FixedRateRow[]): string[] {
   const lines = [
-    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | heap B/call allocated | promoted | in the server p50 / p99 ms | p99 vs bare | p99 vs round-trip floor | service CPU vs bare | PostgreSQL vs floor |',
-    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| runtime | build | rate/s | route | runs kept | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | heap B/call allocated | promoted | in the server p50 / p99 ms | p99 vs bare | p99 vs round-trip floor | service CPU vs bare | PostgreSQL vs floor | service syscalls/call read / write |',
+    '|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   // A run whose offered rate was not answered (a busy machine: the generator or the server starved of CPU)
   // measures contention, not cost: left out, and the row says how many runs it keeps.
@@ -313,7 +332,8 @@ export function summarize(rows: FixedRateRow[]): string[] {
         `| ${runtime} | ${build} | ${rate} | ${route} | ${of(route).length}/${rows.filter((r) => r.runtime === runtime && r.build === build && String(r.rate) === rate && r.route === route).length} | ${m(route, (r) => r.figures.requestsPerSecond)} | ${m(route, (r) => r.figures.p50)} | ` +
           `${m(route, (r) => r.figures.p99)} | ${m(route, (r) => r.figures.p99_9)} | ${m(route, (r) => r.serviceCpu)} | ${m(route, (r) => r.postgresCpu)} | ` +
           `${m(route, (r) => r.redisCpu)} | ${m(route, (r) => r.walBytes)} | ${m(route, (r) => r.allocatedBytes ?? NaN)} | ${m(route, (r) => r.promotedBytes ?? NaN)} | ` +
-          `${m(route, (r) => r.loop?.server?.p50 ?? NaN)} / ${m(route, (r) => r.loop?.server?.p99 ?? NaN)} | ${ratios} |`,
+          `${m(route, (r) => r.loop?.server?.p50 ?? NaN)} / ${m(route, (r) => r.loop?.server?.p99 ?? NaN)} | ${ratios} | ` +
+          `${m(route, (r) => r.syscalls?.reads ?? NaN)} / ${m(route, (r) => r.syscalls?.writes ?? NaN)} |`,
       );
     }
   }
@@ -331,9 +351,9 @@ export async function runFixedRate(): Promise<FixedRateRow[]> {
     `fixed rate: ${RATES.join(', ')}/s offered over ${CONNECTIONS} connections, ${DURATION_SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${RUNS} run(s)${PIN ? '; the measured server on CPU 0, the rest on the others' : ''}`,
   );
   console.error(
-    '| run | runtime | build | rate/s | route | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | heap B/call allocated / promoted | scavenges / major GCs | longest scavenge / major GC ms | non-2xx+errors | in the server p50 / p99 / p99.9 ms | sent late p99 ms |',
+    '| run | runtime | build | rate/s | route | answered/s | p50 ms | p99 ms | p99.9 ms | service µs/call | PostgreSQL µs/call | Redis µs/call | WAL B/call | loop delay p99 / max ms | heap B/call allocated / promoted | scavenges / major GCs | longest scavenge / major GC ms | non-2xx+errors | in the server p50 / p99 / p99.9 ms | sent late p99 ms | service syscalls/call read / write |',
   );
-  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---:|');
+  console.error('|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---:|---|---:|---|');
   const rows: FixedRateRow[] = [];
   const nodes = runtimes();
   for (let run = 1; run <= RUNS; run++) {
