@@ -26,6 +26,13 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(new Error('the claim failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }))).toBe(true);
   });
 
+  it('is true of a transaction PostgreSQL rolled back to break a deadlock or a serialization conflict (a fault run answered 500 for "deadlock detected")', () => {
+    expect(isDatabaseUnavailable(new QueryFailedError('UPDATE accounts', [], Object.assign(new Error('deadlock detected'), { code: '40P01' })))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' }))).toBe(true);
+    // Other class-40 states (an integrity failure at commit) are not a conflict to retry.
+    expect(isDatabaseUnavailable(Object.assign(new Error('transaction integrity constraint violation'), { code: '40002' }))).toBe(false);
+  });
+
   it('is false of a statement PostgreSQL refused (a bug, or a constraint): those stay 500 or their own code', () => {
     expect(isDatabaseUnavailable(new QueryFailedError('SELECT 1', [], Object.assign(new Error('syntax error'), { code: '42601' })))).toBe(false);
     expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);

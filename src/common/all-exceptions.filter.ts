@@ -22,7 +22,9 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
 /**
  * Postgres SQLSTATE classes and driver errors that mean "our database is unreachable", or cannot run
  * the request path's statements for now: 42P05/26000, named prepared statements behind a pooler in
- * transaction mode (DATABASE_PREPARED_STATEMENTS=named there; the connection is dropped, see preparedQuery).
+ * transaction mode (DATABASE_PREPARED_STATEMENTS=named there; the connection is dropped, see preparedQuery);
+ * 40P01/40001, a transaction PostgreSQL rolled back to break a deadlock or a serialization conflict (the
+ * charge statement runs again itself; anywhere else the client's retry does).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   try {
@@ -47,7 +49,7 @@ function databaseUnavailable(error: unknown): boolean {
   return candidates.some((candidate) => {
     if (!candidate || typeof candidate !== 'object') return false;
     const { code, message } = candidate as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'].includes(code))) {
+    if (typeof code === 'string' && (/^(08|57P0|53300|42P05|26000|40P01|40001)/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'].includes(code))) {
       return true;
     }
     return typeof message === 'string' && /Connection terminated|connection timeout|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|Client was closed and is not queryable|Driver not Connected|the database system is (shutting down|starting up)/i.test(message);

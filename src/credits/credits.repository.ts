@@ -51,6 +51,13 @@ export interface ChargeOutcome {
 }
 
 const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * PostgreSQL broke a lock cycle (40P01) or a serialization conflict (40001) by failing this statement: it ran
+ * alone in its transaction, so it was rolled back whole and runs again (the charge statement holds its
+ * account and then waits, through the ledger's foreign key, for the row of its Idempotency-Key, which a
+ * claim or a take-over of that key may hold while it waits for the account).
+ */
+const ROLLED_BACK_BY_CONFLICT = ['40P01', '40001'];
 
 /** A row when the charge $1 is settled and not refunded: its call answered. */
 const IS_ANSWERED = `SELECT 1 FROM ledger_entries c
@@ -125,7 +132,9 @@ export class CreditsRepository {
    * charge per key exist (until a refund clears it): a call whose key already has a charge is
    * skipped, taking nothing (`duplicates`). The skip reads the statement's snapshot; a charge that
    * another instance committed after it was taken fails the INSERT on the index instead, and the
-   * statement runs again with a fresh snapshot, which then sees that charge and skips the call.
+   * statement runs again with a fresh snapshot, which then sees that charge and skips the call. A
+   * statement PostgreSQL failed to break a deadlock (or a serialization conflict) runs again too: it
+   * was rolled back whole (ROLLED_BACK_BY_CONFLICT), and its caller would otherwise answer 500.
    *
    * A call whose answer is already known (`settled`) is written settled: final at once, never taken
    * by the sweep. The others stay unsettled until their calls answer (settle) or are refunded.
@@ -154,7 +163,8 @@ export class CreditsRepository {
         return await this.chargeOnce(prepared, accountId, cost, calls, options.deadline ?? null);
       } catch (error) {
         if (hasSqlState(error, LOCK_NOT_AVAILABLE)) return { written: new Map(), duplicates: new Set(), late: true, refusedBy: null };
-        if (attempt >= 3 || !isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX)) throw error;
+        const runAgain = isUniqueViolation(error, IDEMPOTENT_CHARGE_INDEX) || ROLLED_BACK_BY_CONFLICT.some((code) => hasSqlState(error, code));
+        if (attempt >= 3 || !runAgain) throw error;
       }
     }
   }

@@ -92,8 +92,9 @@ export interface FixedRateRow {
   promotedBytes: number | undefined;
   /**
    * The service's read and write system calls per call answered (/proc/<pid>/io: socket reads and writes
-   * included): what a call costs in round trips and flushes, whatever the machine's speed. Undefined
-   * for a row read back from a log that has no such column.
+   * included): what a call costs in round trips and flushes. Fewer as calls queue (more of them share a
+   * write), so compared at the same rate and a similar p50. Undefined for a row read back from a log that
+   * has no such column.
    */
   syscalls?: { reads: number; writes: number };
 }

@@ -7,6 +7,7 @@ import { CreditsRepository } from '../../../src/credits/credits.repository';
 import { CreditsService } from '../../../src/credits/credits.service';
 import { PendingGiveBacks } from '../../../src/credits/pending-give-backs';
 import { FilterModule } from '../../../src/filter/filter.module';
+import { IdempotencyRepository } from '../../../src/idempotency/idempotency.repository';
 import { IdempotencyService, IdempotentWork } from '../../../src/idempotency/idempotency.service';
 import { createAccount } from '../../factories/accounts';
 import { advanceWhilePaused } from '../../helpers/clock-pauses';
@@ -224,5 +225,23 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
     expect(await m.get(CreditsRepository).refundLanded(charge.reference, 'call answered 503: its charge landed late')).toBeUndefined(); // main: 4
     expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 92, ledgerSum: 92, byType: { TOPUP: 1, CHARGE: 2 } });
     expect(await filter()).toMatchObject({ ok: true, body: first.body });
+  });
+
+  it('a charge statement PostgreSQL fails to break a deadlock runs again: charged once, no error (a fault run answered 500 "deadlock detected")', async () => {
+    const account = await createAccount(m, { credits: 100 });
+    const key = await m.get(IdempotencyRepository).claim(account.id, `deadlock-${randomUUID()}`, 'request-hash');
+    await sessionA.query('BEGIN');
+    // Session A never runs the deadlock check first: the charge statement's session (1 s, the default) does, and is the victim.
+    await sessionA.query(`SET LOCAL deadlock_timeout = '60s'`);
+    await sessionA.query('SELECT 1 FROM idempotency_keys WHERE id = $1 FOR UPDATE', [key!.id]);
+    // The statement locks the account, then waits (the ledger's foreign key) for the key's row that session A holds.
+    const charge = m.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'deadlock', idempotencyKeyId: key!.id });
+    expect(await eventually(waitingForLock, Boolean, 10_000, 20)).toBe(true);
+    // Session A now waits for the account: a cycle, which PostgreSQL breaks by failing the charge statement (40P01).
+    await sessionA.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [account.id]);
+    await sessionA.query('COMMIT');
+    const written = await charge; // main: rejects with "deadlock detected", which the filter answered 500
+    expect(written).toMatchObject({ id: expect.any(String) });
+    expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 96, ledgerSum: 96, byType: { TOPUP: 1, CHARGE: 1 } });
   });
 });
