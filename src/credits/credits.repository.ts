@@ -53,9 +53,11 @@ export interface ChargeOutcome {
 const LOCK_NOT_AVAILABLE = '55P03';
 /**
  * PostgreSQL broke a lock cycle (40P01) or a serialization conflict (40001) by failing this statement: it ran
- * alone in its transaction, so it was rolled back whole and runs again (the charge statement holds its
- * account and then waits, through the ledger's foreign key, for the row of its Idempotency-Key, which a
- * claim or a take-over of that key may hold while it waits for the account).
+ * alone in its transaction, so it was rolled back whole and runs again. The charge statement takes its account
+ * and then, inserting its row, may wait on the ledger's unique index of Idempotency-Keys for a refund of a charge
+ * of the same key, which locked that charge and waits for the account (a fault run logged such a 40P01 in the
+ * charge statement; which statement was the other side was not logged). 40001 cannot happen at READ COMMITTED,
+ * which the service runs at; it is listed for a database set to a stricter default.
  */
 const ROLLED_BACK_BY_CONFLICT = ['40P01', '40001'];
 
@@ -141,7 +143,7 @@ export class CreditsRepository {
    * Returns the written charges by reference; a reference in neither result was refused (balance).
    * With `joined`, the statement runs in the transaction its caller's service opened (the caller's rows commit with
    * the charges, or nothing does); a failed statement is then not re-run here, since it aborted the
-   * caller's transaction (such callers charge without Idempotency-Keys, so the re-run never applies).
+   * caller's transaction (a unique violation or a deadlock alike: the caller's transaction fails whole).
    *
    * The daily spending cap is enforced by the same rule in the same statement: a call is taken only
    * while today's charges (spent_today of the locked row, so the latest count whatever the instance)

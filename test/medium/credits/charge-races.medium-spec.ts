@@ -230,18 +230,39 @@ describe('races on a charge row: settle, refund, take-over, answer again', () =>
   it('a charge statement PostgreSQL fails to break a deadlock runs again: charged once, no error (a fault run answered 500 "deadlock detected")', async () => {
     const account = await createAccount(m, { credits: 100 });
     const key = await m.get(IdempotencyRepository).claim(account.id, `deadlock-${randomUUID()}`, 'request-hash');
-    await sessionA.query('BEGIN');
-    // Session A never runs the deadlock check first: the charge statement's session (1 s, the default) does, and is the victim.
-    await sessionA.query(`SET LOCAL deadlock_timeout = '60s'`);
-    await sessionA.query('SELECT 1 FROM idempotency_keys WHERE id = $1 FOR UPDATE', [key!.id]);
-    // The statement locks the account, then waits (the ledger's foreign key) for the key's row that session A holds.
-    const charge = m.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'deadlock', idempotencyKeyId: key!.id });
-    expect(await eventually(waitingForLock, Boolean, 10_000, 20)).toBe(true);
-    // Session A now waits for the account: a cycle, which PostgreSQL breaks by failing the charge statement (40P01).
-    await sessionA.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [account.id]);
-    await sessionA.query('COMMIT');
-    const written = await charge; // main: rejects with "deadlock detected", which the filter answered 500
-    expect(written).toMatchObject({ id: expect.any(String) });
-    expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 96, ledgerSum: 96, byType: { TOPUP: 1, CHARGE: 1 } });
+    const deadlocks = async () => {
+      await m.db.query('SELECT pg_stat_clear_snapshot()');
+      return Number((await m.db.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`))[0].deadlocks);
+    };
+    const deadlocksBefore = await deadlocks();
+    const sessionC = m.db.createQueryRunner();
+    await sessionC.connect();
+    try {
+      // A cycle whose victim is the charge statement whatever the load: it joins the cycle last, so its wait's
+      // deadlock check (1 s, the default) is the one that finds it; session A's own check is 60 s away.
+      await sessionA.query('BEGIN');
+      await sessionA.query(`SET LOCAL deadlock_timeout = '60s'`);
+      await sessionA.query('SELECT 1 FROM idempotency_keys WHERE id = $1 FOR UPDATE', [key!.id]);
+      await sessionC.query('BEGIN');
+      await sessionC.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [account.id]);
+      const charge = m.get(CreditsService).charge(account.id, 4, { reference: `charge:${randomUUID()}`, phone: null, source: 'deadlock', idempotencyKeyId: key!.id });
+      const lockWaits = async () =>
+        Number((await m.db.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))[0].n);
+      expect(await eventually(lockWaits, (n) => n === 1, 10_000, 20)).toBe(1); // the charge statement, behind session C
+      const accountForA = sessionA.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [account.id]);
+      expect(await eventually(lockWaits, (n) => n === 2, 10_000, 20)).toBe(2); // session A, queued behind the charge
+      // The charge statement takes the account first, then waits (the ledger's foreign key) for the key's row
+      // that session A holds, while session A waits for the account: PostgreSQL fails the charge statement (40P01).
+      await sessionC.query('COMMIT');
+      await accountForA;
+      await sessionA.query('COMMIT');
+      const written = await charge; // main: rejects with "deadlock detected", which the filter answered 500
+      expect(written).toMatchObject({ id: expect.any(String) });
+      expect(await ledgerState(m.db, account.id, { waitForSettlement: false })).toMatchObject({ balance: 96, ledgerSum: 96, byType: { TOPUP: 1, CHARGE: 1 } });
+      // A deadlock did happen (and only one): the statement was its victim and ran again.
+      expect(await eventually(deadlocks, (n) => n > deadlocksBefore, 30_000, 100)).toBe(deadlocksBefore + 1);
+    } finally {
+      await sessionC.release();
+    }
   });
 });
