@@ -116,16 +116,22 @@ async function dropDatabase(name: string): Promise<void> {
   await withClient(databaseUrl('postgres'), (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
 
-/** Two consecutive free ports: the example spreads calls over `$((3001 + i % 2))`. */
+/**
+ * Two consecutive free ports: the example spreads calls over `$((3001 + i % 2))`. Taken below the range the
+ * kernel hands out for port 0 and for client sockets (32768 and up, ip_local_port_range), so that no other file
+ * running meanwhile can be given the second one while the example builds and starts the first (a CI run's
+ * second instance found its port taken: "Port … is already in use").
+ */
 async function twoFreePorts(): Promise<number> {
-  for (;;) {
-    const port = await freePort();
-    const next = await new Promise<boolean>((resolveFree) => {
+  const free = (port: number) =>
+    new Promise<boolean>((resolveFree) => {
       const server = createServer();
       server.once('error', () => resolveFree(false));
-      server.listen(port + 1, '127.0.0.1', () => server.close(() => resolveFree(true)));
+      server.listen(port, '0.0.0.0', () => server.close(() => resolveFree(true)));
     });
-    if (next) return port;
+  for (;;) {
+    const port = 20_000 + 2 * Math.floor(Math.random() * 6_000);
+    if ((await free(port)) && (await free(port + 1))) return port;
   }
 }
 
